@@ -1,0 +1,240 @@
+//! Command-line interface: argument parsing and dispatch to the sandbox and management commands.
+
+mod manage;
+mod output;
+
+use crate::client::{ApiKey, Client, ClientConfig};
+use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "msgbatch", version, about = "Send notification, brand, SMS and LMS campaigns exactly once", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the sandbox of both deployments on one listener (standard under /standard, gateway under /gateway).
+    Sandbox(SandboxArgs),
+    /// Sender profiles: request a verification token, issue a sender key, read its status.
+    Sender {
+        #[command(subcommand)]
+        action: SenderAction,
+        #[command(flatten)]
+        service: ServiceArgs,
+    },
+    /// List the category codes for sender profiles.
+    Category {
+        #[command(flatten)]
+        service: ServiceArgs,
+    },
+    /// Sending channels of the gateway deployment.
+    Channel {
+        #[command(subcommand)]
+        action: ChannelAction,
+        #[command(flatten)]
+        service: ServiceArgs,
+    },
+    /// Gateway send results.
+    Result {
+        #[command(subcommand)]
+        action: ResultAction,
+        #[command(flatten)]
+        service: ServiceArgs,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct SandboxArgs {
+    /// Address to listen on, like 127.0.0.1:7070 (port 0 picks a free one and prints it).
+    #[arg(long, default_value = "127.0.0.1:7070")]
+    pub listen: String,
+    /// Accounts file (TOML); without it the built-in demo accounts are used.
+    #[arg(long)]
+    pub accounts: Option<PathBuf>,
+    /// How long gateway sends stay GW_PENDING, like 2s (overrides the accounts file).
+    #[arg(long)]
+    pub settle_after: Option<String>,
+    /// Print the built-in demo accounts file and exit.
+    #[arg(long)]
+    pub print_accounts: bool,
+}
+
+/// Where the service is and how to print. Credentials come from the environment only.
+#[derive(Args, Debug, Clone)]
+pub struct ServiceArgs {
+    /// {base_url} of the standard deployment.
+    #[arg(
+        long,
+        env = "MSGBATCH_BASE_URL",
+        global = true,
+        default_value = "http://127.0.0.1:7070/standard"
+    )]
+    pub base_url: String,
+    /// {gateway_url} of the gateway deployment.
+    #[arg(
+        long,
+        env = "MSGBATCH_GATEWAY_URL",
+        global = true,
+        default_value = "http://127.0.0.1:7070/gateway"
+    )]
+    pub gateway_url: String,
+    /// Print JSON for scripts instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SenderAction {
+    /// Ask the service to send a verification token by SMS to the channel admin's phone.
+    Token {
+        #[arg(long)]
+        phone: String,
+        /// Channel unique id: the part of the channel URL that starts with `_`.
+        #[arg(long)]
+        yellow_id: Option<String>,
+    },
+    /// Issue a sender key with the token received by SMS.
+    Issue {
+        #[arg(long)]
+        token: String,
+        #[arg(long)]
+        phone: String,
+        #[arg(long)]
+        yellow_id: String,
+        #[arg(long)]
+        category: Option<String>,
+    },
+    /// Show a sender profile's status.
+    Status { sender_key: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ChannelAction {
+    /// Connect a sender key to a new channel.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        sender_key: String,
+        #[arg(long)]
+        kakao_search_id: Option<String>,
+        #[arg(long)]
+        callback_no: Option<String>,
+    },
+    /// List channels, every page.
+    List {
+        /// ENABLE or DELETED.
+        #[arg(long)]
+        status: Option<String>,
+        /// Page size asked of the service (1 to 200).
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+    /// Show one channel.
+    Get { id: String },
+    /// Change a channel's name, callback number or sender key.
+    Update {
+        id: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        callback_no: Option<String>,
+        #[arg(long)]
+        sender_key: Option<String>,
+    },
+    /// Soft-delete a channel (status DELETED).
+    Delete { id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ResultAction {
+    /// One send record by its id (the `results[].id` of a gateway send).
+    Get { id: String },
+    /// Every record of a send request, all pages.
+    Group {
+        send_group_id: String,
+        /// Page size asked of the service (1 to 500).
+        #[arg(long, default_value_t = 500)]
+        limit: u32,
+    },
+}
+
+/// Environment variables holding the credentials.
+pub const ENV_API_KEY: &str = "MSGBATCH_API_KEY";
+pub const ENV_API_KEY_FILE: &str = "MSGBATCH_API_KEY_FILE";
+pub const ENV_GROUP_ID: &str = "MSGBATCH_GROUP_ID";
+
+/// Reads the API key from `MSGBATCH_API_KEY` or the file named by `MSGBATCH_API_KEY_FILE`.
+pub fn api_key_from_env() -> Result<ApiKey> {
+    if let Ok(key) = std::env::var(ENV_API_KEY) {
+        if !key.trim().is_empty() {
+            return Ok(ApiKey::new(key.trim()));
+        }
+    }
+    if let Ok(path) = std::env::var(ENV_API_KEY_FILE) {
+        let key = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read the API key file {path} ({ENV_API_KEY_FILE})"))?;
+        if key.trim().is_empty() {
+            bail!("the API key file {path} ({ENV_API_KEY_FILE}) is empty");
+        }
+        return Ok(ApiKey::new(key.trim()));
+    }
+    bail!("no API key: set {ENV_API_KEY}, or {ENV_API_KEY_FILE} to a file holding it")
+}
+
+fn client_from(service: &ServiceArgs) -> Result<Client> {
+    let api_key = api_key_from_env()?;
+    let group_id = std::env::var(ENV_GROUP_ID)
+        .ok()
+        .filter(|g| !g.trim().is_empty())
+        .with_context(|| format!("no group: set {ENV_GROUP_ID}"))?;
+    let config = ClientConfig::new(&service.base_url, &service.gateway_url, api_key, group_id.trim());
+    Ok(Client::new(config)?)
+}
+
+/// Runs the parsed command and returns the process exit status.
+pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
+    match cli.command {
+        Command::Sandbox(args) => run_sandbox(args).await,
+        Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,
+        Command::Category { service } => manage::category(&client_from(&service)?, service.json).await,
+        Command::Channel { action, service } => manage::channel(&client_from(&service)?, action, service.json).await,
+        Command::Result { action, service } => manage::result(&client_from(&service)?, action, service.json).await,
+    }
+}
+
+async fn run_sandbox(args: SandboxArgs) -> Result<std::process::ExitCode> {
+    if args.print_accounts {
+        print!("{DEMO_ACCOUNTS}");
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let mut accounts = match &args.accounts {
+        Some(path) => Accounts::load(path)?,
+        None => Accounts::demo(),
+    };
+    if let Some(settle) = &args.settle_after {
+        parse_duration(settle).map_err(|e| anyhow::anyhow!("--settle-after: {e}"))?;
+        accounts.settle_after = settle.clone();
+    }
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let groups: Vec<&str> = accounts.groups.iter().map(|g| g.id.as_str()).collect();
+    eprintln!(
+        "sandbox listening on http://{addr}\n  base_url    http://{addr}/standard\n  gateway_url http://{addr}/gateway\n  groups      {}\n  settle      {}\nCtrl-C stops it.",
+        groups.join(", "),
+        accounts.settle_after
+    );
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    crate::sandbox::run(listener, accounts, shutdown).await?;
+    eprintln!("sandbox stopped");
+    Ok(std::process::ExitCode::SUCCESS)
+}

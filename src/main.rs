@@ -1,0 +1,30 @@
+//! The `msgbatch` command: parse arguments, run, print errors with their cause chain, exit with a status.
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = msgbatch::cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MSGBATCH_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("msgbatch: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(msgbatch::cli::run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("msgbatch: error: {error}");
+            for cause in error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Korean mobile numbers: normalisation to `01012345678` and masking for logs (`010-****-5678`).
+
+use std::fmt;
+
+/// Why a phone number was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PhoneError {
+    #[error("phone number is empty")]
+    Empty,
+    #[error("phone number has a character that is not a digit or a separator: {0:?}")]
+    BadCharacter(char),
+    #[error("not a Korean mobile number (expected 010/011/016/017/018/019 and 10 or 11 digits)")]
+    NotMobile,
+}
+
+/// Normalises `+82 10-1234-5678`, `82-10…`, `010.1234.5678`, `010 1234 5678` and a lost
+/// leading zero (`1012345678`) to `01012345678`.
+pub fn normalize(raw: &str) -> Result<String, PhoneError> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(PhoneError::Empty);
+    }
+    let mut digits = String::with_capacity(12);
+    for (index, character) in trimmed.chars().enumerate() {
+        match character {
+            '0'..='9' => digits.push(character),
+            '-' | '.' | ' ' | '(' | ')' => {}
+            '+' if index == 0 => {}
+            other => return Err(PhoneError::BadCharacter(other)),
+        }
+    }
+    let national = if let Some(rest) = digits.strip_prefix("82") {
+        if rest.starts_with('0') {
+            rest.to_string()
+        } else {
+            format!("0{rest}")
+        }
+    } else if digits.starts_with('1') {
+        format!("0{digits}")
+    } else {
+        digits
+    };
+    if is_mobile(&national) {
+        Ok(national)
+    } else {
+        Err(PhoneError::NotMobile)
+    }
+}
+
+/// `010` with 11 digits, or the legacy `011/016/017/018/019` with 10 or 11.
+pub fn is_mobile(digits: &str) -> bool {
+    let bytes = digits.as_bytes();
+    if !bytes.iter().all(u8::is_ascii_digit) || !digits.starts_with("01") || bytes.len() < 3 {
+        return false;
+    }
+    match bytes[2] {
+        b'0' => bytes.len() == 11,
+        b'1' | b'6' | b'7' | b'8' | b'9' => bytes.len() == 10 || bytes.len() == 11,
+        _ => false,
+    }
+}
+
+/// A phone number shown masked: `010-****-5678`. Use it wherever a number reaches a log.
+pub struct Masked<'a>(pub &'a str);
+
+impl fmt::Display for Masked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits: String = self.0.chars().filter(char::is_ascii_digit).collect();
+        if digits.len() < 7 {
+            return f.write_str("***");
+        }
+        let head = &digits[..3];
+        let tail = &digits[digits.len() - 4..];
+        write!(f, "{head}-****-{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_normalise_to_one_form() {
+        for raw in [
+            "+82 10-1234-5678",
+            "82-10-1234-5678",
+            "010.1234.5678",
+            "010-1234-5678",
+            "1012345678",
+            " 01012345678 ",
+            "+82 010 1234 5678",
+        ] {
+            assert_eq!(normalize(raw).as_deref(), Ok("01012345678"), "{raw}");
+        }
+        assert_eq!(normalize("011-234-5678").as_deref(), Ok("0112345678"));
+    }
+
+    #[test]
+    fn non_mobile_numbers_are_refused() {
+        assert_eq!(normalize("02-123-4567"), Err(PhoneError::NotMobile));
+        assert_eq!(normalize("0101234567"), Err(PhoneError::NotMobile));
+        assert_eq!(normalize("010-1234-567a"), Err(PhoneError::BadCharacter('a')));
+        assert_eq!(normalize("  "), Err(PhoneError::Empty));
+    }
+
+    #[test]
+    fn masking_keeps_prefix_and_last_four() {
+        assert_eq!(Masked("01012345678").to_string(), "010-****-5678");
+        assert_eq!(Masked("010-1234-5678").to_string(), "010-****-5678");
+        assert_eq!(Masked("12").to_string(), "***");
+    }
+}

@@ -1,0 +1,512 @@
+//! HTTP routes of the sandbox: both deployments, the admin paths, credentials and fault injection around each call.
+
+use super::accounts::FaultConfig;
+use super::faults::{FaultAction, Faults};
+use super::state::{Credentials, GroupRef, Rejection, SandboxState};
+use crate::api::channel::{ChannelCreate, ChannelUpdate, SenderIssue};
+use crate::api::gateway::GatewayAlimTalkRequest;
+use crate::api::standard::{AlimTalkRequest, BrandRequest, TextMessageRequest};
+use crate::api::{Code, ErrorBody, HEADER_API_KEY, HEADER_GROUP_ID};
+use crate::phone::Masked;
+use crate::text::TextLane;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// State every handler shares.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub state: Arc<Mutex<SandboxState>>,
+    pub faults: Arc<Faults>,
+}
+
+/// Lets a handler close its own connection without answering (the "processed, then dropped" fault).
+#[derive(Clone)]
+pub(crate) struct ConnectionKill(pub Arc<Notify>);
+
+type Query_ = Query<HashMap<String, String>>;
+
+pub(crate) fn router(shared: Shared) -> Router {
+    let standard = Router::new()
+        .route("/alimTalk", post(standard_alimtalk))
+        .route("/friendTalk/brand", post(brand))
+        .route("/sms", post(sms))
+        .route("/sms/lms", post(lms));
+    let gateway = Router::new()
+        .route("/alimTalk", post(gateway_alimtalk))
+        .route("/result/{id}", get(result))
+        .route("/result/sendGroup/{send_group_id}", get(result_group))
+        .route("/channel/sender/token", get(sender_token))
+        .route("/channel/sender", post(sender_issue).get(sender_status))
+        .route("/category", get(categories))
+        .route("/channel", post(channel_create).get(channel_list))
+        .route(
+            "/channel/{id}",
+            get(channel_get).put(channel_update).delete(channel_delete),
+        );
+    let admin = Router::new()
+        .route("/ledger", get(admin_ledger))
+        .route("/sent", get(admin_sent))
+        .route("/tokens", get(admin_tokens))
+        .route("/faults", get(admin_faults_get).put(admin_faults_put));
+    Router::new()
+        .nest("/standard", standard)
+        .nest("/gateway", gateway)
+        .nest("/_sandbox", admin)
+        .fallback(|| async { reply_rejection(Rejection::not_found("no such path")) })
+        .with_state(shared)
+}
+
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+fn json_reply<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            bytes,
+        )
+            .into_response(),
+        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
+    }
+}
+
+fn reply_rejection(rejection: Rejection) -> Response {
+    let status = StatusCode::from_u16(rejection.http).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut response = json_reply(status, &rejection.body);
+    if let Some(seconds) = rejection.retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+fn reply<T: Serialize>(result: Result<T, Rejection>, success: StatusCode) -> Response {
+    match result {
+        Ok(body) => json_reply(success, &body),
+        Err(rejection) => reply_rejection(rejection),
+    }
+}
+
+fn parse_json<T: DeserializeOwned>(body: &[u8], reject: fn(&str, String) -> Rejection) -> Result<T, Rejection> {
+    serde_json::from_slice(body).map_err(|error| reject("SBX_BAD_REQUEST", format!("request body: {error}")))
+}
+
+/// The body's `groupId`, read without committing to the endpoint's type.
+fn body_group_id(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct GroupOnly {
+        #[serde(rename = "groupId")]
+        group_id: Option<String>,
+    }
+    serde_json::from_slice::<GroupOnly>(body).ok().and_then(|g| g.group_id)
+}
+
+fn fault_reply(action: FaultAction) -> Option<Response> {
+    let (status, code, retry_after) = match action {
+        FaultAction::Unavailable { retry_after_secs } => {
+            (StatusCode::SERVICE_UNAVAILABLE, "SBX_UNAVAILABLE", retry_after_secs)
+        }
+        FaultAction::RateLimited { retry_after_secs } => {
+            (StatusCode::TOO_MANY_REQUESTS, "SBX_RATE_LIMITED", retry_after_secs)
+        }
+        FaultAction::None | FaultAction::Drop => return None,
+    };
+    let body = ErrorBody {
+        status: Some("fail".into()),
+        code: Some(Code::text(code)),
+        message: Some("injected fault: request not processed".into()),
+        error: None,
+    };
+    let mut response = json_reply(status, &body);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    Some(response)
+}
+
+/// Runs `work` under the faults in force: latency first, then 503/429 instead of it, or the
+/// connection dropped after it.
+async fn guarded(
+    shared: &Shared,
+    kill: &ConnectionKill,
+    is_send: bool,
+    work: impl FnOnce(&mut SandboxState) -> Response,
+) -> Response {
+    let (latency, action) = shared.faults.decide(is_send);
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(response) = fault_reply(action) {
+        return response;
+    }
+    let response = work(&mut shared.state.lock());
+    if action == FaultAction::Drop {
+        kill.0.notify_one();
+        std::future::pending::<()>().await;
+    }
+    response
+}
+
+fn authenticate(
+    state: &SandboxState,
+    headers: &HeaderMap,
+    body_group: Option<&str>,
+    header_required: bool,
+) -> Result<GroupRef, Rejection> {
+    let credentials = Credentials {
+        api_key: header_text(headers, HEADER_API_KEY),
+        group_header: header_text(headers, HEADER_GROUP_ID),
+        group_body: body_group,
+    };
+    state.authenticate(&credentials, header_required)
+}
+
+/// How one send endpoint reads its request: the error shape, whether the group header is
+/// required, and where the body names the group.
+struct SendEndpoint<T> {
+    reject: fn(&str, String) -> Rejection,
+    group_header_required: bool,
+    body_group: fn(&T) -> &str,
+}
+
+/// A send endpoint: key presence, body, group, then the rule.
+async fn send<T: DeserializeOwned, R: Serialize>(
+    shared: &Shared,
+    kill: &ConnectionKill,
+    headers: &HeaderMap,
+    body: &[u8],
+    endpoint: SendEndpoint<T>,
+    handle: impl FnOnce(&mut SandboxState, GroupRef, &T) -> Result<R, Rejection>,
+) -> Response {
+    guarded(shared, kill, true, |state| {
+        if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
+            return reply_rejection(Rejection::missing_credentials(
+                "authentication data (apikey) is missing",
+            ));
+        }
+        let request: T = match parse_json(body, endpoint.reject) {
+            Ok(request) => request,
+            Err(rejection) => return reply_rejection(rejection),
+        };
+        let group_body = Some((endpoint.body_group)(&request));
+        let group = match authenticate(state, headers, group_body, endpoint.group_header_required) {
+            Ok(group) => group,
+            Err(rejection) => return reply_rejection(rejection),
+        };
+        reply(handle(state, group, &request), StatusCode::OK)
+    })
+    .await
+}
+
+async fn standard_alimtalk(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let endpoint = SendEndpoint {
+        reject: Rejection::fail,
+        group_header_required: false,
+        body_group: |r: &AlimTalkRequest| &r.group_id,
+    };
+    send(&shared, &kill, &headers, &body, endpoint, |s, g, r| s.alimtalk(g, r)).await
+}
+
+async fn brand(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let endpoint = SendEndpoint {
+        reject: Rejection::error,
+        group_header_required: false,
+        body_group: |r: &BrandRequest| &r.group_id,
+    };
+    send(&shared, &kill, &headers, &body, endpoint, |s, g, r| s.brand(g, r)).await
+}
+
+const TEXT_ENDPOINT: SendEndpoint<TextMessageRequest> = SendEndpoint {
+    reject: Rejection::fail,
+    group_header_required: true,
+    body_group: |r| &r.group_id,
+};
+
+async fn sms(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    send(&shared, &kill, &headers, &body, TEXT_ENDPOINT, |s, g, r| {
+        s.text_message(g, TextLane::Sms, r)
+    })
+    .await
+}
+
+async fn lms(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    send(&shared, &kill, &headers, &body, TEXT_ENDPOINT, |s, g, r| {
+        s.text_message(g, TextLane::Lms, r)
+    })
+    .await
+}
+
+async fn gateway_alimtalk(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let endpoint = SendEndpoint {
+        reject: Rejection::fail,
+        group_header_required: false,
+        body_group: |r: &GatewayAlimTalkRequest| &r.group_id,
+    };
+    send(&shared, &kill, &headers, &body, endpoint, |s, g, r| {
+        s.gateway_send(g, r)
+    })
+    .await
+}
+
+/// A gateway call other than send: credentials from headers (and the body's `groupId` for writes).
+async fn gateway_call(
+    shared: &Shared,
+    kill: &ConnectionKill,
+    headers: &HeaderMap,
+    body: Option<&[u8]>,
+    work: impl FnOnce(&mut SandboxState, GroupRef) -> Response,
+) -> Response {
+    guarded(shared, kill, false, |state| {
+        let body_group = body.and_then(body_group_id);
+        match authenticate(state, headers, body_group.as_deref(), body.is_none()) {
+            Ok(group) => work(state, group),
+            Err(rejection) => reply_rejection(rejection),
+        }
+    })
+    .await
+}
+
+async fn result(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        reply(s.result(g, &id), StatusCode::OK)
+    })
+    .await
+}
+
+async fn result_group(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Path(send_group_id): Path<String>,
+    Query(query): Query_,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        let page = s.result_page(
+            g,
+            &send_group_id,
+            query.get("limit").map(String::as_str),
+            query.get("lastKey").map(String::as_str),
+        );
+        reply(page, StatusCode::OK)
+    })
+    .await
+}
+
+async fn sender_token(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Query(query): Query_,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        let sent = s.sender_token(
+            g,
+            query.get("phoneNumber").map(String::as_str),
+            query.get("yellowId").map(String::as_str),
+        );
+        reply(
+            sent.map(|(answer, token)| {
+                tracing::info!(
+                    "verification token {} sent by SMS to {} for {}",
+                    token.token,
+                    Masked(&token.phone_number),
+                    token.yellow_id
+                );
+                answer
+            }),
+            StatusCode::OK,
+        )
+    })
+    .await
+}
+
+async fn sender_issue(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, Some(&body), |s, g| {
+        let issued = parse_json::<SenderIssue>(&body, Rejection::fail).and_then(|request| s.sender_issue(g, &request));
+        reply(issued, StatusCode::OK)
+    })
+    .await
+}
+
+async fn sender_status(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Query(query): Query_,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        reply(
+            s.sender_status(g, query.get("senderKey").map(String::as_str)),
+            StatusCode::OK,
+        )
+    })
+    .await
+}
+
+async fn categories(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, _| {
+        json_reply(StatusCode::OK, &s.categories())
+    })
+    .await
+}
+
+async fn channel_create(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, Some(&body), |s, g| {
+        let created =
+            parse_json::<ChannelCreate>(&body, Rejection::fail).and_then(|request| s.channel_create(g, &request));
+        reply(created, StatusCode::CREATED)
+    })
+    .await
+}
+
+async fn channel_list(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Query(query): Query_,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        let get = |name: &str| query.get(name).map(String::as_str);
+        reply(
+            s.channel_page(g, get("status"), get("limit"), get("lastKey")),
+            StatusCode::OK,
+        )
+    })
+    .await
+}
+
+async fn channel_get(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        reply(s.channel_get(g, &id), StatusCode::OK)
+    })
+    .await
+}
+
+async fn channel_update(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let body_or_empty: &[u8] = if body.is_empty() { b"{}" } else { &body };
+    gateway_call(&shared, &kill, &headers, Some(body_or_empty), |s, g| {
+        let updated = parse_json::<ChannelUpdate>(body_or_empty, Rejection::fail)
+            .and_then(|update| s.channel_update(g, &id, &update));
+        reply(updated, StatusCode::OK)
+    })
+    .await
+}
+
+async fn channel_delete(
+    State(shared): State<Shared>,
+    Extension(kill): Extension<ConnectionKill>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    gateway_call(&shared, &kill, &headers, None, |s, g| {
+        reply(s.channel_delete(g, &id), StatusCode::OK)
+    })
+    .await
+}
+
+/// Admin paths need the group's key and `groupid` header, and are never faulted.
+fn admin(shared: &Shared, headers: &HeaderMap, work: impl FnOnce(&mut SandboxState, GroupRef) -> Response) -> Response {
+    let mut state = shared.state.lock();
+    match authenticate(&state, headers, None, true) {
+        Ok(group) => work(&mut state, group),
+        Err(rejection) => reply_rejection(rejection),
+    }
+}
+
+async fn admin_ledger(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    admin(&shared, &headers, |s, g| json_reply(StatusCode::OK, &s.ledger(g)))
+}
+
+async fn admin_sent(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    admin(&shared, &headers, |s, g| json_reply(StatusCode::OK, &s.sent(g)))
+}
+
+async fn admin_tokens(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    admin(&shared, &headers, |s, g| json_reply(StatusCode::OK, &s.outbox(g)))
+}
+
+async fn admin_faults_get(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    admin(&shared, &headers, |_, _| {
+        json_reply(StatusCode::OK, &shared.faults.config())
+    })
+}
+
+async fn admin_faults_put(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    admin(&shared, &headers, |_, _| {
+        match parse_json::<FaultConfig>(&body, Rejection::fail) {
+            Ok(config) => {
+                shared.faults.set(config.clone());
+                json_reply(StatusCode::OK, &config)
+            }
+            Err(rejection) => reply_rejection(rejection),
+        }
+    })
+}

@@ -1,0 +1,121 @@
+//! Byte length of SMS/LMS text in EUC-KR (Windows code page 949), as Korean carriers count it.
+
+use encoding_rs::{EncoderResult, EUC_KR};
+
+/// SMS body limit in EUC-KR bytes.
+pub const SMS_MAX_BYTES: usize = 90;
+/// LMS body limit in EUC-KR bytes.
+pub const LMS_MAX_BYTES: usize = 2_000;
+/// LMS subject limit in EUC-KR bytes.
+pub const LMS_SUBJECT_MAX_BYTES: usize = 40;
+/// Notification text limit in characters.
+pub const ALIMTALK_MAX_CHARS: usize = 1_000;
+
+/// A character code page 949 cannot carry (most emoji, many CJK symbols).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("character {character:?} (U+{code:04X}) at position {position} cannot be sent in EUC-KR", code = *character as u32)]
+pub struct Unencodable {
+    pub character: char,
+    /// Character index in the text, counted from 0.
+    pub position: usize,
+}
+
+/// Bytes the text takes in EUC-KR, or the first character it cannot encode.
+pub fn euc_kr_len(text: &str) -> Result<usize, Unencodable> {
+    if text.is_ascii() {
+        return Ok(text.len());
+    }
+    let mut encoder = EUC_KR.new_encoder();
+    let mut buffer = [0u8; 1024];
+    let mut rest = text;
+    let mut total = 0usize;
+    loop {
+        let (result, read, written) = encoder.encode_from_utf8_without_replacement(rest, &mut buffer, true);
+        total += written;
+        match result {
+            EncoderResult::InputEmpty => return Ok(total),
+            EncoderResult::OutputFull => rest = &rest[read..],
+            EncoderResult::Unmappable(character) => {
+                let consumed = text.len() - rest.len() + read - character.len_utf8();
+                let position = text[..consumed].chars().count();
+                return Err(Unencodable { character, position });
+            }
+        }
+    }
+}
+
+/// Which text lane a message takes by its EUC-KR length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextLane {
+    Sms,
+    Lms,
+}
+
+impl TextLane {
+    pub fn max_bytes(self) -> usize {
+        match self {
+            TextLane::Sms => SMS_MAX_BYTES,
+            TextLane::Lms => LMS_MAX_BYTES,
+        }
+    }
+    /// The lane that fits `bytes`, or `None` when even LMS is too short.
+    pub fn for_bytes(bytes: usize) -> Option<TextLane> {
+        if bytes <= SMS_MAX_BYTES {
+            Some(TextLane::Sms)
+        } else if bytes <= LMS_MAX_BYTES {
+            Some(TextLane::Lms)
+        } else {
+            None
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextLane::Sms => "sms",
+            TextLane::Lms => "lms",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn hangul_counts_two_bytes_and_ascii_one() {
+        assert_eq!(euc_kr_len("abc"), Ok(3));
+        assert_eq!(euc_kr_len("가나다"), Ok(6));
+        assert_eq!(euc_kr_len("(광고) a"), Ok(8));
+    }
+
+    #[test]
+    fn code_page_949_extension_syllables_are_two_bytes() {
+        // 똠 and 뷁 are outside KS X 1001 but inside code page 949.
+        assert_eq!(euc_kr_len("똠뷁"), Ok(4));
+    }
+
+    #[test]
+    fn emoji_is_refused_with_its_position() {
+        let error = euc_kr_len("안녕😀").unwrap_err();
+        assert_eq!(error.character, '😀');
+        assert_eq!(error.position, 2);
+    }
+
+    #[test]
+    fn lanes_split_at_the_limits() {
+        assert_eq!(TextLane::for_bytes(90), Some(TextLane::Sms));
+        assert_eq!(TextLane::for_bytes(91), Some(TextLane::Lms));
+        assert_eq!(TextLane::for_bytes(2_000), Some(TextLane::Lms));
+        assert_eq!(TextLane::for_bytes(2_001), None);
+    }
+
+    proptest! {
+        #[test]
+        fn length_matches_a_full_encode(text in "[a-z가-힣 0-9]{0,3000}") {
+            let (bytes, _, had_errors) = EUC_KR.encode(&text);
+            prop_assert!(!had_errors);
+            prop_assert_eq!(euc_kr_len(&text), Ok(bytes.len()));
+        }
+    }
+}
