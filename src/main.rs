@@ -1,6 +1,7 @@
 //! The `msgbatch` command: parse arguments, run, print errors with their cause chain, exit with a status.
 
 use clap::Parser;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -8,6 +9,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MSGBATCH_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -11,7 +11,12 @@ async fn sandbox_on_port_zero_serves_both_deployments() {
     let client = sandbox.client();
     let categories = client.categories().await.expect("gateway answers");
     assert!(!categories.categories.is_empty());
-    let unknown = sandbox.raw().get(format!("{}/nowhere", sandbox.handle.base_url())).send().await.unwrap();
+    let unknown = sandbox
+        .raw()
+        .get(format!("{}/nowhere", sandbox.handle.base_url()))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unknown.status(), 404);
 }
 

@@ -192,8 +192,14 @@ async fn send<T: DeserializeOwned, R: Serialize>(
     handle: impl FnOnce(&mut SandboxState, GroupRef, &T) -> Result<R, Rejection>,
 ) -> Response {
     guarded(shared, kill, true, |state| {
+        // Auth errors take the endpoint's error shape (brand answers `status: "error"`).
+        let error_status = (endpoint.reject)("", String::new()).body.status;
+        let restyled = |mut rejection: Rejection| {
+            rejection.body.status = error_status.clone();
+            reply_rejection(rejection)
+        };
         if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
-            return reply_rejection(Rejection::missing_credentials(
+            return restyled(Rejection::missing_credentials(
                 "authentication data (apikey) is missing",
             ));
         }
@@ -204,7 +210,7 @@ async fn send<T: DeserializeOwned, R: Serialize>(
         let group_body = Some((endpoint.body_group)(&request));
         let group = match authenticate(state, headers, group_body, endpoint.group_header_required) {
             Ok(group) => group,
-            Err(rejection) => return reply_rejection(rejection),
+            Err(rejection) => return restyled(rejection),
         };
         reply(handle(state, group, &request), StatusCode::OK)
     })

@@ -725,11 +725,11 @@ impl SandboxState {
         } else {
             BillingClass::BmFriend
         };
-        let fallback_template = request
-            .alter_message
-            .as_deref()
-            .or(request.message.as_deref())
-            .map(Template::compile);
+        // The fallback body: `alterMessage`, else the message, else the BASIC template's text.
+        let fallback_template = match request.alter_message.as_deref().or(request.message.as_deref()) {
+            Some(text) => Some(Template::compile(text)),
+            None => template.clone(),
+        };
         let date = now_millis();
         let mut value = Vec::with_capacity(entries.len());
         for entry in entries {

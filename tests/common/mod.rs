@@ -40,12 +40,19 @@ impl TestSandbox {
     }
 
     pub async fn with(accounts: Accounts) -> TestSandbox {
-        TestSandbox { handle: SandboxHandle::start(accounts).await.expect("sandbox starts on port 0") }
+        TestSandbox {
+            handle: SandboxHandle::start(accounts).await.expect("sandbox starts on port 0"),
+        }
     }
 
     /// A client of `group` with `key`.
     pub fn client_as(&self, key: &str, group: &str) -> Client {
-        let config = ClientConfig::new(self.handle.base_url(), self.handle.gateway_url(), ApiKey::new(key), group);
+        let config = ClientConfig::new(
+            self.handle.base_url(),
+            self.handle.gateway_url(),
+            ApiKey::new(key),
+            group,
+        );
         Client::new(config).expect("client builds")
     }
 
@@ -74,6 +81,9 @@ impl TestSandbox {
 pub fn number_ending(serial: u32, suffix: &str) -> String {
     let width = 8 - suffix.len();
     let serial = format!("{serial:0width$}");
-    assert!(serial.len() == width, "serial {serial} does not fit before suffix {suffix}");
+    assert!(
+        serial.len() == width,
+        "serial {serial} does not fit before suffix {suffix}"
+    );
     format!("010{serial}{suffix}")
 }
