@@ -1,9 +1,15 @@
 //! msgbatch: a batch engine for notification, brand, SMS and LMS campaigns, with a sandbox of the messaging service.
 
 pub mod api;
+pub mod campaign;
 pub mod cli;
 pub mod client;
+pub mod engine;
+pub mod failpoint;
+pub mod files;
+pub mod input;
 pub mod phone;
+pub mod prepare;
 pub mod sandbox;
 pub mod template;
 pub mod text;

@@ -26,7 +26,11 @@ fn main() -> ExitCode {
             for cause in error.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            ExitCode::FAILURE
+            if msgbatch::cli::is_refusal(&error) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

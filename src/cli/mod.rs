@@ -1,9 +1,11 @@
 //! Command-line interface: argument parsing and dispatch to the sandbox and management commands.
 
+mod campaign;
 mod manage;
 mod output;
 
 use crate::client::{ApiKey, Client, ClientConfig};
+use crate::engine::RunOptions;
 use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -18,6 +20,42 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Check a campaign and its recipients without sending: accounting, rejects.csv, estimated charge.
+    Validate {
+        campaign: PathBuf,
+        /// Where to write the rejected rows (default: CAMPAIGN.rejects.csv beside the campaign).
+        #[arg(long)]
+        rejects: Option<PathBuf>,
+        /// Exit non-zero when any row is rejected.
+        #[arg(long)]
+        strict: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a campaign: every recipient at most once, checkpointed in a run directory.
+    Run {
+        campaign: PathBuf,
+        /// Run directory (default: the campaign's [output] dir, else runs/NAME-TIMESTAMP).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Continue a run after a stop or a crash; refuses if the campaign or the input changed.
+    Resume {
+        run_dir: PathBuf,
+        /// Also send the chunks whose earlier request may or may not have reached the service.
+        #[arg(long)]
+        resend_uncertain: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where every row of a run stands, from its checkpoint.
+    Status {
+        run_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the sandbox of both deployments on one listener (standard under /standard, gateway under /gateway).
     Sandbox(SandboxArgs),
     /// Sender profiles: request a verification token, issue a sender key, read its status.
@@ -200,6 +238,45 @@ fn client_from(service: &ServiceArgs) -> Result<Client> {
 /// Runs the parsed command and returns the process exit status.
 pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
     match cli.command {
+        Command::Validate {
+            campaign: path,
+            rejects,
+            strict,
+            json,
+        } => campaign::validate(&path, rejects, strict, json),
+        Command::Run {
+            campaign: path,
+            out,
+            json,
+        } => {
+            campaign::run(
+                &path,
+                RunOptions {
+                    out,
+                    quiet: json,
+                    resend_uncertain: false,
+                },
+                json,
+            )
+            .await
+        }
+        Command::Resume {
+            run_dir,
+            resend_uncertain,
+            json,
+        } => {
+            campaign::resume(
+                &run_dir,
+                RunOptions {
+                    out: None,
+                    quiet: json,
+                    resend_uncertain,
+                },
+                json,
+            )
+            .await
+        }
+        Command::Status { run_dir, json } => campaign::status(&run_dir, json),
         Command::Sandbox(args) => run_sandbox(args).await,
         Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,
         Command::Category { service } => manage::category(&client_from(&service)?, service.json).await,
@@ -237,4 +314,29 @@ async fn run_sandbox(args: SandboxArgs) -> Result<std::process::ExitCode> {
     crate::sandbox::run(listener, accounts, shutdown).await?;
     eprintln!("sandbox stopped");
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Exit status 2 for refusals: the campaign, its input or the run directory is not fit to start.
+pub fn is_refusal(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<crate::engine::Refusal>().is_some()
+            || cause.downcast_ref::<crate::campaign::CampaignError>().is_some()
+            || matches!(
+                cause.downcast_ref::<crate::input::InputError>(),
+                Some(crate::input::InputError::MissingColumn { .. })
+            )
+            || matches!(
+                cause.downcast_ref::<crate::prepare::PrepareError>(),
+                Some(crate::prepare::PrepareError::Input(
+                    crate::input::InputError::MissingColumn { .. }
+                ))
+            )
+            || matches!(
+                cause.downcast_ref::<crate::engine::checkpoint::CheckpointError>(),
+                Some(
+                    crate::engine::checkpoint::CheckpointError::InUse { .. }
+                        | crate::engine::checkpoint::CheckpointError::NotARun { .. }
+                )
+            )
+    })
 }

@@ -1,0 +1,199 @@
+//! Campaign commands: `validate`, `run`, `resume` and `status`, with text for people and `--json` for scripts.
+
+use super::output;
+use crate::campaign::quiet::{now_kst, QuietWindow};
+use crate::campaign::Campaign;
+use crate::engine::{self, RunEnd, RunOptions, RunReport, Status};
+use crate::prepare::Scan;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status when a run ends incomplete: stopped, pending chunks left, or uncertain ones.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+#[derive(Serialize)]
+struct ValidateOutput<'a> {
+    campaign: &'a Path,
+    rejects: &'a Path,
+    #[serde(flatten)]
+    scan: &'a Scan,
+    chunks: std::collections::BTreeMap<String, u64>,
+    quiet_hours_now: Option<String>,
+}
+
+fn default_rejects_path(campaign: &Campaign) -> PathBuf {
+    let stem = campaign
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "campaign".into());
+    campaign.file.with_file_name(format!("{stem}.rejects.csv"))
+}
+
+pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool) -> Result<ExitCode> {
+    let campaign = Campaign::load(path)?;
+    let rejects = rejects.unwrap_or_else(|| default_rejects_path(&campaign));
+    let scan = engine::validate(&campaign, &rejects, json)?;
+    let quiet_hours_now = QuietWindow::for_campaign(&campaign).and_then(|window| {
+        let now = now_kst().ok()?;
+        window.contains(now).then(|| {
+            format!(
+                "{} now: {} ({:?})",
+                window.describe(),
+                window.reason,
+                campaign.send.quiet_hours
+            )
+        })
+    });
+    let chunks = campaign
+        .lanes()
+        .into_iter()
+        .map(|lane| {
+            (
+                lane.as_str().to_string(),
+                scan.chunks_in(lane, campaign.send.chunk_size),
+            )
+        })
+        .collect();
+    if json {
+        output::json(&ValidateOutput {
+            campaign: path,
+            rejects: &rejects,
+            scan: &scan,
+            chunks,
+            quiet_hours_now,
+        })?;
+    } else {
+        println!("campaign   {} ({})", path.display(), campaign.kind.as_str());
+        println!("input      {} ({})", campaign.recipients.path.display(), scan.encoding);
+        println!("rows       {}", scan.rows);
+        println!("valid      {}", scan.valid);
+        for (lane, count) in &scan.per_lane {
+            println!(
+                "  {:<9}{count} in {} chunk(s) of up to {}",
+                lane.as_str(),
+                scan.chunks_in(*lane, campaign.send.chunk_size),
+                campaign.send.chunk_size
+            );
+        }
+        println!("rejected   {}", scan.rejected);
+        for (reason, count) in &scan.rejected_by_reason {
+            println!("  {reason:<18}{count}");
+        }
+        println!("duplicates {}", scan.duplicates);
+        println!(
+            "suppressed {}{}",
+            scan.suppressed,
+            if campaign.recipients.suppression.is_some() {
+                format!(" (list of {})", scan.suppression_entries)
+            } else {
+                String::new()
+            }
+        );
+        if let Some(charge) = &scan.estimated_charge {
+            let total: i64 = charge.values().sum();
+            let parts: Vec<String> = charge
+                .iter()
+                .map(|(class, amount)| format!("{class} {amount}"))
+                .collect();
+            println!("estimate   {total} ({}; fallbacks not included)", parts.join(", "));
+        }
+        for warning in &scan.warnings {
+            println!("warning    {warning}");
+        }
+        if let Some(quiet) = &quiet_hours_now {
+            println!("quiet hrs  {quiet}");
+        }
+        println!("rejects    {}", rejects.display());
+    }
+    Ok(if strict && scan.rejected > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub async fn run(path: &Path, options: RunOptions, json: bool) -> Result<ExitCode> {
+    let campaign = Campaign::load(path)?;
+    let report = engine::run(campaign, options).await?;
+    finish(report, json)
+}
+
+pub async fn resume(run_dir: &Path, options: RunOptions, json: bool) -> Result<ExitCode> {
+    let report = engine::resume(run_dir, options).await?;
+    finish(report, json)
+}
+
+fn finish(report: RunReport, json: bool) -> Result<ExitCode> {
+    let incomplete = report.end != RunEnd::Complete || report.status.uncertain > 0 || report.status.pending > 0;
+    if json {
+        output::json(&report)?;
+    } else {
+        print_status(&report.status);
+        match &report.end {
+            RunEnd::Complete => {}
+            RunEnd::Stopped => eprintln!("stopped: chunks not yet sent are pending"),
+            RunEnd::Failed(reason) => eprintln!("msgbatch: run stopped: {reason}"),
+        }
+        if report.status.pending > 0 || report.status.uncertain > 0 {
+            let uncertain = if report.status.uncertain > 0 {
+                format!(
+                    " ({} uncertain recipient(s) are not resent unless you add --resend-uncertain)",
+                    report.status.uncertain
+                )
+            } else {
+                String::new()
+            };
+            eprintln!("resume with: {}{uncertain}", engine::resume_command(&report.run_dir));
+        }
+        println!("run directory {}", report.run_dir.display());
+    }
+    Ok(if matches!(report.end, RunEnd::Failed(_)) {
+        ExitCode::FAILURE
+    } else if incomplete {
+        ExitCode::from(EXIT_INCOMPLETE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_status(status: &Status) {
+    println!("{}", status.equation());
+    if status.sent > 0 {
+        let codes: Vec<String> = status.statuses.iter().map(|(code, n)| format!("{code} {n}")).collect();
+        println!(
+            "  sent: accepted {}, not accepted {} ({})",
+            status.accepted,
+            status.not_accepted,
+            codes.join(", ")
+        );
+    }
+    for (lane, detail) in &status.lanes {
+        println!(
+            "  {:<9}valid {}, sent {}, uncertain {}, pending {} ({} of {} chunks done)",
+            lane.as_str(),
+            detail.valid,
+            detail.sent,
+            detail.uncertain,
+            detail.pending,
+            detail.chunks_done,
+            detail.chunks
+        );
+    }
+}
+
+pub fn status(run_dir: &Path, json: bool) -> Result<ExitCode> {
+    let status = engine::status(run_dir)?;
+    if json {
+        output::json(&status)?;
+    } else {
+        println!("campaign {} ({})", status.campaign.display(), status.kind);
+        print_status(&status);
+        if !status.complete || status.uncertain > 0 {
+            println!("resume with: {}", engine::resume_command(run_dir));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,336 @@
+//! The run's sled checkpoint: run metadata, chunk states and per-recipient results, written by one owner thread.
+//!
+//! At-most-once: a chunk is durably `in_flight` (flushed) before its request leaves; its results
+//! and `done` are written together in one batch; a chunk found `in_flight` later is uncertain.
+
+use crate::campaign::Lane;
+use crate::prepare::Scan;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Bumped when the stored layout changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("run directory {path} is in use by another msgbatch process")]
+    InUse { path: PathBuf },
+    #[error("checkpoint {path}: {message}")]
+    Store { path: PathBuf, message: String },
+    #[error("{path} holds no msgbatch run (no checkpoint)")]
+    NotARun { path: PathBuf },
+}
+
+/// Identifies a chunk: its lane and its index within the lane, both fixed by the input order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ChunkKey {
+    pub lane: Lane,
+    pub index: u32,
+}
+
+impl ChunkKey {
+    fn to_bytes(self) -> [u8; 5] {
+        let mut bytes = [0u8; 5];
+        bytes[0] = self.lane.index();
+        bytes[1..].copy_from_slice(&self.index.to_be_bytes());
+        bytes
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<ChunkKey> {
+        let lane = Lane::from_index(*bytes.first()?)?;
+        let index = u32::from_be_bytes(bytes.get(1..5)?.try_into().ok()?);
+        Some(ChunkKey { lane, index })
+    }
+}
+
+impl std::fmt::Display for ChunkKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.lane.as_str(), self.index)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkState {
+    /// Durably marked before the request left; if found on resume, the chunk is uncertain.
+    InFlight,
+    /// The service answered; per-recipient results are stored.
+    Done,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRecord {
+    pub state: ChunkState,
+    pub recipients: u32,
+    pub first_row: u64,
+    /// Requests made for this chunk (retries of provably-unapplied attempts included).
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One recipient's acceptance, as the service answered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecipientResult {
+    pub row: u64,
+    pub status: String,
+    /// `uid` (a number on the standard deployment, text on the gateway).
+    pub uid: String,
+    /// Gateway per-recipient `id` (UUID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub date: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Whether the service took it (`OK`, `SMS_00`, `MMS_0000`, `GW_PENDING`).
+    pub accepted: bool,
+}
+
+/// What the checkpoint knows of the run as a whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub format: u32,
+    pub campaign_file: PathBuf,
+    pub campaign_fingerprint: String,
+    pub input_fingerprint: String,
+    pub input_file: PathBuf,
+    pub kind: String,
+    pub chunk_size: usize,
+    pub created_at: String,
+    pub scan: Scan,
+}
+
+const META_KEY: &[u8] = b"meta";
+
+pub struct Checkpoint {
+    path: PathBuf,
+    db: sled::Db,
+    chunks: sled::Tree,
+    results: sled::Tree,
+}
+
+fn store_error(path: &Path) -> impl Fn(sled::Error) -> CheckpointError + '_ {
+    move |error| CheckpointError::Store {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    }
+}
+
+impl Checkpoint {
+    /// Opens (or creates) the checkpoint folder; a second process gets `InUse`.
+    pub fn open(path: &Path, create: bool) -> Result<Checkpoint, CheckpointError> {
+        if !create && !path.join("db").exists() && !path.join("conf").exists() {
+            return Err(CheckpointError::NotARun {
+                path: path.to_path_buf(),
+            });
+        }
+        let db = sled::Config::new()
+            .path(path)
+            .flush_every_ms(Some(200))
+            .open()
+            .map_err(|error| {
+                let text = error.to_string();
+                if text.contains("lock") || text.contains("WouldBlock") || text.contains("temporarily unavailable") {
+                    CheckpointError::InUse {
+                        path: path.parent().unwrap_or(path).to_path_buf(),
+                    }
+                } else {
+                    CheckpointError::Store {
+                        path: path.to_path_buf(),
+                        message: text,
+                    }
+                }
+            })?;
+        let chunks = db.open_tree("chunks").map_err(store_error(path))?;
+        let results = db.open_tree("results").map_err(store_error(path))?;
+        Ok(Checkpoint {
+            path: path.to_path_buf(),
+            db,
+            chunks,
+            results,
+        })
+    }
+
+    pub fn meta(&self) -> Result<Option<RunMeta>, CheckpointError> {
+        match self.db.get(META_KEY).map_err(store_error(&self.path))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| CheckpointError::Store {
+                    path: self.path.clone(),
+                    message: format!("run metadata: {e}"),
+                }),
+        }
+    }
+
+    pub fn put_meta(&self, meta: &RunMeta) -> Result<(), CheckpointError> {
+        let bytes = serde_json::to_vec(meta).expect("metadata serialises");
+        self.db.insert(META_KEY, bytes).map_err(store_error(&self.path))?;
+        self.db.flush().map_err(store_error(&self.path))?;
+        Ok(())
+    }
+
+    /// Every chunk record, by key.
+    pub fn chunk_records(&self) -> Result<HashMap<ChunkKey, ChunkRecord>, CheckpointError> {
+        let mut records = HashMap::new();
+        for entry in self.chunks.iter() {
+            let (key, value) = entry.map_err(store_error(&self.path))?;
+            let (Some(key), Ok(record)) = (
+                ChunkKey::from_bytes(&key),
+                serde_json::from_slice::<ChunkRecord>(&value),
+            ) else {
+                return Err(CheckpointError::Store {
+                    path: self.path.clone(),
+                    message: "unreadable chunk record".into(),
+                });
+            };
+            records.insert(key, record);
+        }
+        Ok(records)
+    }
+
+    /// The stored results of a chunk.
+    pub fn results(&self, key: ChunkKey) -> Result<Option<Vec<RecipientResult>>, CheckpointError> {
+        match self.results.get(key.to_bytes()).map_err(store_error(&self.path))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| CheckpointError::Store {
+                    path: self.path.clone(),
+                    message: format!("results of {key}: {e}"),
+                }),
+        }
+    }
+
+    /// Marks chunks in flight and flushes to disk before returning: the durable promise that
+    /// lets a crash be recognised as "maybe sent".
+    pub fn mark_in_flight(&self, chunks: &[(ChunkKey, ChunkRecord)]) -> Result<(), CheckpointError> {
+        let mut batch = sled::Batch::default();
+        for (key, record) in chunks {
+            batch.insert(&key.to_bytes(), serde_json::to_vec(record).expect("record serialises"));
+        }
+        self.chunks.apply_batch(batch).map_err(store_error(&self.path))?;
+        self.db.flush().map_err(store_error(&self.path))?;
+        Ok(())
+    }
+
+    /// Writes a chunk's results and its `done` record together.
+    pub fn complete(
+        &self,
+        key: ChunkKey,
+        record: &ChunkRecord,
+        results: &[RecipientResult],
+    ) -> Result<(), CheckpointError> {
+        use sled::Transactional;
+        let record_bytes = serde_json::to_vec(record).expect("record serialises");
+        let result_bytes = serde_json::to_vec(results).expect("results serialise");
+        let key_bytes = key.to_bytes();
+        (&self.chunks, &self.results)
+            .transaction(|(chunks, results)| {
+                chunks.insert(&key_bytes, record_bytes.as_slice())?;
+                results.insert(&key_bytes, result_bytes.as_slice())?;
+                Ok::<(), sled::transaction::ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e| CheckpointError::Store {
+                path: self.path.clone(),
+                message: format!("{e:?}"),
+            })?;
+        Ok(())
+    }
+
+    /// Forgets an in-flight mark for a request the service provably did not take (so the chunk is pending again).
+    pub fn release(&self, key: ChunkKey) -> Result<(), CheckpointError> {
+        self.chunks.remove(key.to_bytes()).map_err(store_error(&self.path))?;
+        Ok(())
+    }
+
+    pub fn flush(&self) -> Result<(), CheckpointError> {
+        self.db.flush().map_err(store_error(&self.path))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(state: ChunkState) -> ChunkRecord {
+        ChunkRecord {
+            state,
+            recipients: 2,
+            first_row: 1,
+            attempts: 1,
+            send_group_id: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn marks_results_and_release_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoint");
+        let a = ChunkKey {
+            lane: Lane::Sms,
+            index: 0,
+        };
+        let b = ChunkKey {
+            lane: Lane::Lms,
+            index: 7,
+        };
+        let c = ChunkKey {
+            lane: Lane::Sms,
+            index: 1,
+        };
+        {
+            let checkpoint = Checkpoint::open(&path, true).unwrap();
+            checkpoint
+                .mark_in_flight(&[
+                    (a, record(ChunkState::InFlight)),
+                    (b, record(ChunkState::InFlight)),
+                    (c, record(ChunkState::InFlight)),
+                ])
+                .unwrap();
+            let result = RecipientResult {
+                row: 1,
+                status: "SMS_00".into(),
+                uid: "5".into(),
+                id: None,
+                date: 1,
+                error: None,
+                accepted: true,
+            };
+            checkpoint
+                .complete(a, &record(ChunkState::Done), std::slice::from_ref(&result))
+                .unwrap();
+            checkpoint.release(c).unwrap();
+            checkpoint.flush().unwrap();
+        }
+        let checkpoint = Checkpoint::open(&path, false).unwrap();
+        let records = checkpoint.chunk_records().unwrap();
+        assert_eq!(records[&a].state, ChunkState::Done);
+        assert_eq!(records[&b].state, ChunkState::InFlight);
+        assert!(!records.contains_key(&c));
+        assert_eq!(checkpoint.results(a).unwrap().unwrap()[0].uid, "5");
+    }
+
+    #[test]
+    fn a_second_opener_is_told_the_run_is_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoint");
+        let _first = Checkpoint::open(&path, true).unwrap();
+        let error = Checkpoint::open(&path, false).err().expect("second open fails");
+        assert!(matches!(error, CheckpointError::InUse { .. }), "{error}");
+    }
+
+    #[test]
+    fn opening_a_folder_without_a_run_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Checkpoint::open(dir.path(), false),
+            Err(CheckpointError::NotARun { .. })
+        ));
+    }
+}

@@ -1,0 +1,89 @@
+//! A set of mobile numbers as bitmaps: fixed memory (12.5 MB for all 010 numbers) whatever the row count.
+
+use std::collections::HashMap;
+
+/// Normalised mobile numbers (`01012345678`), one bit each.
+#[derive(Default)]
+pub struct PhoneSet {
+    /// Keyed by (third digit, total length); indexed by the digits after the prefix.
+    maps: HashMap<(u8, usize), Vec<u64>>,
+    len: u64,
+}
+
+fn split(digits: &str) -> Option<((u8, usize), usize)> {
+    let bytes = digits.as_bytes();
+    if !(10..=11).contains(&bytes.len()) || &bytes[..2] != b"01" || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let index = digits[3..].parse::<usize>().ok()?;
+    Some(((bytes[2], bytes.len()), index))
+}
+
+impl PhoneSet {
+    pub fn new() -> PhoneSet {
+        PhoneSet::default()
+    }
+
+    /// Adds a number; true when it was not there yet. Numbers that are not normalised mobiles are not kept.
+    pub fn insert(&mut self, digits: &str) -> bool {
+        let Some((key, index)) = split(digits) else {
+            return false;
+        };
+        let words = 10usize.pow(key.1 as u32 - 3).div_ceil(64);
+        let map = self.maps.entry(key).or_insert_with(|| vec![0u64; words]);
+        let (word, bit) = (index / 64, 1u64 << (index % 64));
+        let fresh = map[word] & bit == 0;
+        map[word] |= bit;
+        self.len += fresh as u64;
+        fresh
+    }
+
+    pub fn contains(&self, digits: &str) -> bool {
+        let Some((key, index)) = split(digits) else {
+            return false;
+        };
+        self.maps
+            .get(&key)
+            .is_some_and(|map| map[index / 64] & (1u64 << (index % 64)) != 0)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn insert_reports_first_sight() {
+        let mut set = PhoneSet::new();
+        assert!(set.insert("01012345678"));
+        assert!(!set.insert("01012345678"));
+        assert!(set.insert("0111234567"));
+        assert!(set.contains("0111234567"));
+        assert!(!set.contains("01112345670"));
+        assert_eq!(set.len(), 2);
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_a_hash_set(numbers in proptest::collection::vec("01[016789][0-9]{7,8}", 0..200)) {
+            let mut set = PhoneSet::new();
+            let mut reference = std::collections::HashSet::new();
+            for number in &numbers {
+                prop_assert_eq!(set.insert(number), reference.insert(number.clone()));
+            }
+            for number in &numbers {
+                prop_assert!(set.contains(number));
+            }
+            prop_assert_eq!(set.len(), reference.len() as u64);
+        }
+    }
+}
