@@ -305,8 +305,9 @@ impl Classifier {
     }
 
     /// Classifies a batch in input order: the order-free part in parallel, then suppression and
-    /// duplicates in sequence so the first occurrence of a number is the one kept.
-    pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(RawRow, Fate)> {
+    /// duplicates in sequence so the first occurrence of a number is the one kept. Answers the
+    /// row number and fate of each row; a valid row's fields move into its `Recipient`.
+    pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(u64, Fate)> {
         let drafts: Vec<Draft> = batch
             .par_iter()
             .map_init(String::new, |buffer, row| self.draft(row, buffer))
@@ -326,14 +327,14 @@ impl Classifier {
                             Fate::Valid(Recipient {
                                 row: row.row,
                                 phone,
-                                name: row.name.clone(),
-                                vars: row.vars.iter().map(|v| v.clone().unwrap_or_default()).collect(),
+                                name: row.name,
+                                vars: row.vars.into_iter().map(Option::unwrap_or_default).collect(),
                                 lane,
                             })
                         }
                     }
                 };
-                (row, fate)
+                (row.row, fate)
             })
             .collect()
     }
@@ -414,9 +415,10 @@ impl RejectsWriter {
 
 /// Reads the whole input and classifies every row, calling `on_row` in input order. A reader
 /// thread feeds batches through a bounded channel, so memory stays flat whatever the size.
+/// `on_row` gets each row's number and fate.
 pub fn walk(
     campaign: &Campaign,
-    mut on_row: impl FnMut(&RawRow, &Fate) -> Result<(), PrepareError>,
+    mut on_row: impl FnMut(u64, Fate) -> Result<(), PrepareError>,
     mut on_batch: impl FnMut(u64),
 ) -> Result<Scan, PrepareError> {
     let mut classifier = Classifier::new(campaign)?;
@@ -468,7 +470,7 @@ pub fn walk(
                         *scan.per_lane.entry(recipient.lane).or_default() += 1;
                     }
                 }
-                on_row(&row, &fate)?;
+                on_row(row, fate)?;
             }
             on_batch(read);
         }

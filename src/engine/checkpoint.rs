@@ -205,19 +205,19 @@ impl Checkpoint {
         }
     }
 
-    /// Marks chunks in flight and flushes to disk before returning: the durable promise that
-    /// lets a crash be recognised as "maybe sent".
-    pub fn mark_in_flight(&self, chunks: &[(ChunkKey, ChunkRecord)]) -> Result<(), CheckpointError> {
+    /// Records chunks as in flight. Not durable until [`Checkpoint::flush`]: the caller flushes
+    /// before any of their requests leaves, which is the promise that lets a crash be recognised
+    /// as "maybe sent".
+    pub fn record_in_flight(&self, chunks: &[(ChunkKey, ChunkRecord)]) -> Result<(), CheckpointError> {
         let mut batch = sled::Batch::default();
         for (key, record) in chunks {
             batch.insert(&key.to_bytes(), serde_json::to_vec(record).expect("record serialises"));
         }
         self.chunks.apply_batch(batch).map_err(store_error(&self.path))?;
-        self.db.flush().map_err(store_error(&self.path))?;
         Ok(())
     }
 
-    /// Writes a chunk's results and its `done` record together.
+    /// Writes a chunk's results and its `done` record together (durable at the next flush).
     pub fn complete(
         &self,
         key: ChunkKey,
@@ -287,7 +287,7 @@ mod tests {
         {
             let checkpoint = Checkpoint::open(&path, true).unwrap();
             checkpoint
-                .mark_in_flight(&[
+                .record_in_flight(&[
                     (a, record(ChunkState::InFlight)),
                     (b, record(ChunkState::InFlight)),
                     (c, record(ChunkState::InFlight)),

@@ -178,8 +178,8 @@ pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result
     let mut rejects = RejectsWriter::create(rejects_path)?;
     let scan = prepare::walk(
         campaign,
-        |raw, fate| match fate {
-            Fate::Rejected(rejection) => rejects.write(raw.row, rejection),
+        |row, fate| match fate {
+            Fate::Rejected(rejection) => rejects.write(row, &rejection),
             _ => Ok(()),
         },
         |rows| progress.add(rows),
@@ -287,7 +287,8 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
             eprintln!("{text}");
         }
     };
-    check_quiet_hours(&campaign, say)?;
+    // Warnings go to stderr even with --json: stdout carries the JSON, and a warning must not vanish.
+    check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
     let run_dir = options
         .out
         .clone()
@@ -316,7 +317,7 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
         tokio::task::spawn_blocking(move || validate(&campaign, &rejects, quiet)).await??
     };
     for warning in &scan.warnings {
-        say(&format!("warning: {warning}"));
+        eprintln!("warning: {warning}");
     }
     let meta = RunMeta {
         format: checkpoint::FORMAT_VERSION,
@@ -358,11 +359,7 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
             "chunk_size changed since this run started: refusing to resume".into()
         ));
     }
-    check_quiet_hours(&campaign, |text| {
-        if !options.quiet {
-            eprintln!("{text}")
-        }
-    })?;
+    check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
     let session = connect(&campaign).await?;
     send_all(campaign, meta, checkpoint, session, run_dir.to_path_buf(), &options).await
 }
@@ -394,7 +391,9 @@ enum Write {
     },
 }
 
-/// Applies writes in arrival order with group commit: every mark waiting at once shares one flush.
+/// Applies writes in arrival order with group commit: everything waiting at once is applied,
+/// then one flush makes it all durable, and only then are the in-flight marks acknowledged (so
+/// no request leaves before its mark is on disk) and a `done` counts as written.
 fn writer_loop(
     checkpoint: Checkpoint,
     mut commands: mpsc::Receiver<Write>,
@@ -408,38 +407,35 @@ fn writer_loop(
         while let Ok(next) = commands.try_recv() {
             batch.push(next);
         }
-        let mut marks = Vec::new();
         let mut acks = Vec::new();
-        let mut rest = Vec::new();
+        let mut completed = 0;
+        let mut applied = Ok(());
         for command in batch {
-            match command {
-                Write::Mark { key, record, ack } => {
-                    marks.push((key, record));
-                    acks.push(ack);
-                }
-                other => rest.push(other),
-            }
-        }
-        if !marks.is_empty() {
-            let marked = checkpoint.mark_in_flight(&marks).map_err(|e| e.to_string());
-            for ack in acks {
-                let _ = ack.send(marked.clone());
-            }
-        }
-        for command in rest {
             let written = match command {
-                Write::Complete { key, record, results } => {
-                    let written = checkpoint.complete(key, &record, &results);
-                    failpoint::reached("after-done");
-                    written
+                Write::Mark { key, record, ack } => {
+                    acks.push(ack);
+                    checkpoint.record_in_flight(&[(key, record)])
                 }
-                Write::Note { key, record } => checkpoint.mark_in_flight(&[(key, record)]),
+                Write::Complete { key, record, results } => {
+                    completed += 1;
+                    checkpoint.complete(key, &record, &results)
+                }
+                Write::Note { key, record } => checkpoint.record_in_flight(&[(key, record)]),
                 Write::Release { key } => checkpoint.release(key),
-                Write::Mark { .. } => unreachable!("marks were taken out above"),
             };
-            if let Err(error) = written {
-                fail(format!("cannot write the checkpoint: {error}"));
+            if applied.is_ok() {
+                applied = written;
             }
+        }
+        let durable = applied.and_then(|()| checkpoint.flush()).map_err(|e| e.to_string());
+        if let Err(error) = &durable {
+            fail(format!("cannot write the checkpoint: {error}"));
+        }
+        for ack in acks {
+            let _ = ack.send(durable.clone());
+        }
+        for _ in 0..completed {
+            failpoint::reached("after-done");
         }
     }
     if let Err(error) = checkpoint.flush() {

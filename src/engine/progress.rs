@@ -107,12 +107,12 @@ impl Progress {
         }
     }
 
-    /// Prints a line without tearing the bar.
+    /// Prints a notice (an uncertain chunk, a pause) without tearing the bar, even when quiet:
+    /// notices are not progress.
     pub fn say(&self, text: &str) {
         match &self.bar {
             Some(bar) => bar.println(text),
-            None if !self.quiet => eprintln!("{text}"),
-            None => {}
+            None => eprintln!("{text}"),
         }
     }
 }

@@ -69,6 +69,27 @@ pub struct FaultConfig {
     pub applies_to: FaultScope,
 }
 
+impl FaultConfig {
+    /// Each share between 0 and 1, and together at most 1.
+    pub fn validate(&self) -> Result<(), String> {
+        let shares = [
+            ("unavailable_share", self.unavailable_share),
+            ("rate_limited_share", self.rate_limited_share),
+            ("drop_share", self.drop_share),
+        ];
+        for (name, share) in shares {
+            if !(0.0..=1.0).contains(&share) {
+                return Err(format!("faults.{name} must be between 0 and 1, got {share}"));
+            }
+        }
+        let total: f64 = shares.iter().map(|(_, share)| share).sum();
+        if total > 1.0 + 1e-9 {
+            return Err(format!("faults: the shares add up to {total}, more than 1"));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum FaultScope {
@@ -257,15 +278,7 @@ impl Accounts {
 
     fn validate(&self) -> Result<(), String> {
         parse_duration(&self.settle_after).map_err(|error| format!("settle_after: {error}"))?;
-        for (name, share) in [
-            ("unavailable_share", self.faults.unavailable_share),
-            ("rate_limited_share", self.faults.rate_limited_share),
-            ("drop_share", self.faults.drop_share),
-        ] {
-            if !(0.0..=1.0).contains(&share) {
-                return Err(format!("faults.{name} must be between 0 and 1, got {share}"));
-            }
-        }
+        self.faults.validate()?;
         let mut ids = HashSet::new();
         let mut keys = HashSet::new();
         for (index, group) in self.groups.iter().enumerate() {

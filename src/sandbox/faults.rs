@@ -20,9 +20,9 @@ pub enum FaultAction {
     Drop,
 }
 
-/// The faults in force and the request counter that spreads them evenly.
+/// The faults in force, and counters that spread them evenly.
 pub struct Faults {
-    inner: Mutex<(FaultConfig, u64)>,
+    inner: Mutex<(FaultConfig, [u64; 3])>,
 }
 
 /// Whether request number `n` (from 0) is one of the `share` of requests picked: exactly
@@ -31,10 +31,23 @@ fn picked(n: u64, share: f64) -> bool {
     share > 0.0 && ((n + 1) as f64 * share).floor() > (n as f64 * share).floor()
 }
 
+/// Picks among `requests` the `share` of all requests, given that `taken` of all was already
+/// picked by earlier kinds: the share of what is left is `share / (1 - taken)`.
+fn pick(counter: &mut u64, share: f64, taken: f64) -> bool {
+    if share <= 0.0 {
+        return false;
+    }
+    let left = 1.0 - taken;
+    let relative = if left <= 0.0 { 0.0 } else { (share / left).min(1.0) };
+    let n = *counter;
+    *counter += 1;
+    picked(n, relative)
+}
+
 impl Faults {
     pub fn new(config: FaultConfig) -> Faults {
         Faults {
-            inner: Mutex::new((config, 0)),
+            inner: Mutex::new((config, [0; 3])),
         }
     }
 
@@ -42,27 +55,31 @@ impl Faults {
         self.inner.lock().0.clone()
     }
 
-    /// Replaces the faults in force and restarts the counter.
+    /// Replaces the faults in force and restarts the counters.
     pub fn set(&self, config: FaultConfig) {
-        *self.inner.lock() = (config, 0);
+        *self.inner.lock() = (config, [0; 3]);
     }
 
     /// Decides for one request; `is_send` tells whether it is one of the five send endpoints.
+    /// 503 picks its share of all requests, 429 its share among those 503 left, the drop its
+    /// share among those both left, so the three shares add up.
     pub fn decide(&self, is_send: bool) -> (Duration, FaultAction) {
         let mut inner = self.inner.lock();
-        let (config, counter) = &mut *inner;
+        let (config, counters) = &mut *inner;
         if !is_send && config.applies_to == FaultScope::Sends {
             return (Duration::ZERO, FaultAction::None);
         }
-        let n = *counter;
-        *counter += 1;
         let latency = Duration::from_millis(config.latency_ms);
         let retry_after_secs = config.retry_after_secs;
-        let action = if picked(n, config.unavailable_share) {
+        let action = if pick(&mut counters[0], config.unavailable_share, 0.0) {
             FaultAction::Unavailable { retry_after_secs }
-        } else if picked(n, config.rate_limited_share) {
+        } else if pick(&mut counters[1], config.rate_limited_share, config.unavailable_share) {
             FaultAction::RateLimited { retry_after_secs }
-        } else if picked(n, config.drop_share) {
+        } else if pick(
+            &mut counters[2],
+            config.drop_share,
+            config.unavailable_share + config.rate_limited_share,
+        ) {
             FaultAction::Drop
         } else {
             FaultAction::None
@@ -81,6 +98,29 @@ mod tests {
             let hits = (0..1_000u64).filter(|&n| picked(n, share)).count();
             assert_eq!(hits, (1_000.0 * share).floor() as usize, "share {share}");
         }
+    }
+
+    #[test]
+    fn equal_shares_of_503_and_429_add_up() {
+        let faults = Faults::new(FaultConfig {
+            unavailable_share: 0.3,
+            rate_limited_share: 0.3,
+            drop_share: 0.2,
+            ..FaultConfig::default()
+        });
+        let mut seen = std::collections::HashMap::new();
+        for _ in 0..1_000 {
+            *seen.entry(format!("{:?}", faults.decide(true).1)).or_insert(0) += 1;
+        }
+        let count = |prefix: &str| {
+            seen.iter()
+                .filter(|(k, _)| k.starts_with(prefix))
+                .map(|(_, v)| *v)
+                .sum::<i32>()
+        };
+        assert!((295..=305).contains(&count("Unavailable")), "{seen:?}");
+        assert!((295..=305).contains(&count("RateLimited")), "{seen:?}");
+        assert!((195..=205).contains(&count("Drop")), "{seen:?}");
     }
 
     #[test]

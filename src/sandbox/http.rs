@@ -507,7 +507,13 @@ async fn admin_faults_get(State(shared): State<Shared>, headers: HeaderMap) -> R
 
 async fn admin_faults_put(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     admin(&shared, &headers, |_, _| {
-        match parse_json::<FaultConfig>(&body, Rejection::fail) {
+        let config = parse_json::<FaultConfig>(&body, Rejection::fail).and_then(|config| {
+            config
+                .validate()
+                .map(|()| config)
+                .map_err(|e| Rejection::fail("SBX_BAD_REQUEST", e))
+        });
+        match config {
             Ok(config) => {
                 shared.faults.set(config.clone());
                 json_reply(StatusCode::OK, &config)
