@@ -20,28 +20,36 @@ pub fn normalize(raw: &str) -> Result<String, PhoneError> {
     if trimmed.is_empty() {
         return Err(PhoneError::Empty);
     }
-    let mut digits = String::with_capacity(12);
+    // At most 13 digits can make a mobile number (82 + 0 + 10 digits); keep them on the stack.
+    let mut digits = [0u8; 16];
+    let mut count = 0usize;
     for (index, character) in trimmed.chars().enumerate() {
         match character {
-            '0'..='9' => digits.push(character),
+            '0'..='9' => {
+                if count == digits.len() {
+                    return Err(PhoneError::NotMobile);
+                }
+                digits[count] = character as u8;
+                count += 1;
+            }
             '-' | '.' | ' ' | '(' | ')' => {}
             '+' if index == 0 => {}
             other => return Err(PhoneError::BadCharacter(other)),
         }
     }
-    let national = if let Some(rest) = digits.strip_prefix("82") {
-        if rest.starts_with('0') {
-            rest.to_string()
-        } else {
-            format!("0{rest}")
-        }
-    } else if digits.starts_with('1') {
-        format!("0{digits}")
-    } else {
-        digits
+    let digits = &digits[..count];
+    let national: &[u8] = match digits {
+        [b'8', b'2', b'0', ..] => &digits[2..],
+        [b'8', b'2', rest @ ..] => rest,
+        _ => digits,
     };
-    if is_mobile(&national) {
-        Ok(national)
+    let mut out = String::with_capacity(11);
+    if national.first() != Some(&b'0') {
+        out.push('0');
+    }
+    out.push_str(std::str::from_utf8(national).expect("ASCII digits"));
+    if is_mobile(&out) {
+        Ok(out)
     } else {
         Err(PhoneError::NotMobile)
     }

@@ -25,6 +25,21 @@ pub fn euc_kr_len(text: &str) -> Result<usize, Unencodable> {
     if text.is_ascii() {
         return Ok(text.len());
     }
+    // Fast path: code page 949 encodes ASCII in 1 byte and every modern Hangul syllable
+    // (U+AC00 to U+D7A3, all 11,172 of them) in 2. Anything else goes through the encoder.
+    let mut total = 0usize;
+    for character in text.chars() {
+        match character {
+            '\0'..='\x7F' => total += 1,
+            '\u{AC00}'..='\u{D7A3}' => total += 2,
+            _ => return euc_kr_len_encoded(text),
+        }
+    }
+    Ok(total)
+}
+
+/// The exact length by encoding, for text with characters beyond ASCII and Hangul syllables.
+fn euc_kr_len_encoded(text: &str) -> Result<usize, Unencodable> {
     let mut encoder = EUC_KR.new_encoder();
     let mut buffer = [0u8; 1024];
     let mut rest = text;
@@ -112,10 +127,20 @@ mod tests {
 
     proptest! {
         #[test]
-        fn length_matches_a_full_encode(text in "[a-z가-힣 0-9]{0,3000}") {
+        fn fast_path_matches_the_encoder(text in "[a-z가-힣 0-9]{0,300}") {
+            prop_assert_eq!(euc_kr_len(&text), euc_kr_len_encoded(&text));
+        }
+
+        #[test]
+        fn length_matches_a_full_encode(text in "[a-z가-힣 0-9ㄱ-ㅎ一-龥·※]{0,3000}") {
             let (bytes, _, had_errors) = EUC_KR.encode(&text);
-            prop_assert!(!had_errors);
-            prop_assert_eq!(euc_kr_len(&text), Ok(bytes.len()));
+            match euc_kr_len(&text) {
+                Ok(length) => {
+                    prop_assert!(!had_errors);
+                    prop_assert_eq!(length, bytes.len());
+                }
+                Err(_) => prop_assert!(had_errors),
+            }
         }
     }
 }

@@ -104,6 +104,8 @@ pub struct RunMeta {
 }
 
 const META_KEY: &[u8] = b"meta";
+/// sled's page cache; its default of 1 GB would let memory grow with the size of the run.
+const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
 pub struct Checkpoint {
     path: PathBuf,
@@ -129,6 +131,7 @@ impl Checkpoint {
         }
         let db = sled::Config::new()
             .path(path)
+            .cache_capacity(CACHE_BYTES)
             .flush_every_ms(Some(200))
             .open()
             .map_err(|error| {

@@ -20,7 +20,9 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
 /// Folder names inside a run directory.
@@ -391,24 +393,49 @@ enum Write {
     },
 }
 
-/// Applies writes in arrival order with group commit: everything waiting at once is applied,
-/// then one flush makes it all durable, and only then are the in-flight marks acknowledged (so
-/// no request leaves before its mark is on disk) and a `done` counts as written.
+/// How long the writer waits for more in-flight marks to share one flush.
+const GATHER_MARKS: Duration = Duration::from_micros(500);
+/// The longest a written `done` waits for a flush when no mark comes to carry it.
+const FLUSH_DONE_WITHIN: Duration = Duration::from_millis(50);
+
+/// Applies writes in arrival order with group commit. A mark is acknowledged only after a flush
+/// that covers it, so no request leaves before its mark is on disk; marks arriving together
+/// share that flush. Results and `done` ride on the next flush, at most 50 ms later.
 fn writer_loop(
     checkpoint: Checkpoint,
-    mut commands: mpsc::Receiver<Write>,
+    commands: std_mpsc::Receiver<Write>,
     fatal: Arc<Mutex<Option<String>>>,
 ) -> Checkpoint {
     let fail = |message: String| {
         fatal.lock().expect("fatal lock").get_or_insert(message);
     };
-    while let Some(first) = commands.blocking_recv() {
-        let mut batch = vec![first];
-        while let Ok(next) = commands.try_recv() {
-            batch.push(next);
+    let mut unflushed_done = 0usize;
+    let mut flush_done_by: Option<Instant> = None;
+    let mut open = true;
+    while open {
+        let first = match flush_done_by {
+            Some(deadline) => match commands.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(command) => Some(command),
+                Err(std_mpsc::RecvTimeoutError::Timeout) => None,
+                Err(std_mpsc::RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    None
+                }
+            },
+            None => match commands.recv() {
+                Ok(command) => Some(command),
+                Err(_) => break,
+            },
+        };
+        let mut batch: Vec<Write> = first.into_iter().collect();
+        batch.extend(commands.try_iter());
+        if batch.iter().any(|c| matches!(c, Write::Mark { .. })) {
+            let until = Instant::now() + GATHER_MARKS;
+            while let Ok(command) = commands.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                batch.push(command);
+            }
         }
         let mut acks = Vec::new();
-        let mut completed = 0;
         let mut applied = Ok(());
         for command in batch {
             let written = match command {
@@ -417,7 +444,8 @@ fn writer_loop(
                     checkpoint.record_in_flight(&[(key, record)])
                 }
                 Write::Complete { key, record, results } => {
-                    completed += 1;
+                    unflushed_done += 1;
+                    flush_done_by.get_or_insert(Instant::now() + FLUSH_DONE_WITHIN);
                     checkpoint.complete(key, &record, &results)
                 }
                 Write::Note { key, record } => checkpoint.record_in_flight(&[(key, record)]),
@@ -427,6 +455,10 @@ fn writer_loop(
                 applied = written;
             }
         }
+        let due = flush_done_by.is_some_and(|deadline| Instant::now() >= deadline) || !open;
+        if acks.is_empty() && !due && applied.is_ok() {
+            continue;
+        }
         let durable = applied.and_then(|()| checkpoint.flush()).map_err(|e| e.to_string());
         if let Err(error) = &durable {
             fail(format!("cannot write the checkpoint: {error}"));
@@ -434,12 +466,16 @@ fn writer_loop(
         for ack in acks {
             let _ = ack.send(durable.clone());
         }
-        for _ in 0..completed {
+        for _ in 0..std::mem::take(&mut unflushed_done) {
             failpoint::reached("after-done");
         }
+        flush_done_by = None;
     }
     if let Err(error) = checkpoint.flush() {
         fail(format!("cannot flush the checkpoint: {error}"));
+    }
+    for _ in 0..unflushed_done {
+        failpoint::reached("after-done");
     }
     checkpoint
 }
@@ -448,7 +484,7 @@ fn writer_loop(
 struct Shared {
     campaign: Campaign,
     client: Client,
-    writer: mpsc::Sender<Write>,
+    writer: std_mpsc::Sender<Write>,
     fatal: Arc<Mutex<Option<String>>>,
     stop: watch::Receiver<bool>,
     progress: Progress,
@@ -483,7 +519,7 @@ async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::Own
         record: record(ChunkState::InFlight, 0, None, None),
         ack,
     };
-    if shared.writer.send(mark).await.is_err() {
+    if shared.writer.send(mark).is_err() {
         return;
     }
     match acked.await {
@@ -519,7 +555,7 @@ async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::Own
                         }
                     }
                 };
-                let _ = shared.writer.send(write).await;
+                let _ = shared.writer.send(write);
                 shared.progress.add(count as u64);
                 return;
             }
@@ -533,14 +569,14 @@ async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::Own
             tokio::select! {
                 _ = tokio::time::sleep(wait) => continue,
                 _ = until_stopped(&mut stop) => {
-                    let _ = shared.writer.send(Write::Release { key: chunk.key }).await;
+                    let _ = shared.writer.send(Write::Release { key: chunk.key });
                     return;
                 }
             }
         }
         if error.provably_not_applied() || refused {
             // The service did not take it: the chunk is pending again, and the run stops.
-            let _ = shared.writer.send(Write::Release { key: chunk.key }).await;
+            let _ = shared.writer.send(Write::Release { key: chunk.key });
             let why = if refused { "refused" } else { "gave up" };
             return shared.fail(format!(
                 "chunk {} {why} after {attempts} attempt(s), not sent: {error}",
@@ -557,7 +593,7 @@ async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::Own
             key: chunk.key,
             record: record(ChunkState::InFlight, attempts, None, Some(describe(&error))),
         };
-        let _ = shared.writer.send(note).await;
+        let _ = shared.writer.send(note);
         return;
     }
 }
@@ -652,7 +688,7 @@ async fn send_all(
     });
 
     let fatal = Arc::new(Mutex::new(None));
-    let (writer_tx, writer_rx) = mpsc::channel::<Write>(1024);
+    let (writer_tx, writer_rx) = std_mpsc::channel::<Write>();
     let writer = {
         let fatal = fatal.clone();
         std::thread::spawn(move || writer_loop(checkpoint, writer_rx, fatal))
