@@ -5,12 +5,14 @@
 #
 #   bash benches/scale.sh 1000000            # validate + run at 1 M
 #   bash benches/scale.sh 10000000 validate  # validate only at 10 M
+#   bash benches/scale.sh 1000000 all 1000   # chunks of 1,000 instead of 100
 #
 # Needs /usr/bin/time (GNU time) and python3. Files go to ${SCALE_DIR:-/tmp/msgbatch-scale}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${1:-1000000}
 what=${2:-all}
+chunk=${3:-100}
 dir=${SCALE_DIR:-/tmp/msgbatch-scale}
 mkdir -p "$dir"
 cargo build --release --quiet
@@ -46,7 +48,7 @@ path = "$csv"
 name = "name"
 variables = { VAR1 = "coupon" }
 [send]
-chunk_size = 100
+chunk_size = $chunk
 concurrency = 8
 TOML
 

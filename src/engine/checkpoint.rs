@@ -89,6 +89,121 @@ pub struct RecipientResult {
     pub accepted: bool,
 }
 
+/// A chunk's results as stored: columns, with row numbers and numeric uids as deltas and the
+/// status codes as a small dictionary, so a chunk of 100 standard results takes well under 1 KB.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct StoredResults {
+    /// Distinct statuses and whether each means accepted.
+    codes: Vec<(String, bool)>,
+    status: Vec<u16>,
+    rows: Vec<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    uid_numbers: Vec<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    uid_text: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ids: Vec<String>,
+    /// One date when all rows share it, else per-row dates as deltas.
+    dates: Vec<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<(u32, String)>,
+    accepted_override: Vec<u32>,
+}
+
+fn deltas(values: impl Iterator<Item = i64>) -> Vec<i64> {
+    let mut previous = 0i64;
+    values
+        .map(|value| {
+            let delta = value.wrapping_sub(previous);
+            previous = value;
+            delta
+        })
+        .collect()
+}
+
+fn undeltas(deltas: &[i64]) -> Vec<i64> {
+    let mut value = 0i64;
+    deltas
+        .iter()
+        .map(|delta| {
+            value = value.wrapping_add(*delta);
+            value
+        })
+        .collect()
+}
+
+impl StoredResults {
+    fn encode(results: &[RecipientResult]) -> StoredResults {
+        let mut stored = StoredResults::default();
+        for (index, result) in results.iter().enumerate() {
+            let code = match stored.codes.iter().position(|(code, _)| code == &result.status) {
+                Some(code) => code,
+                None => {
+                    stored.codes.push((result.status.clone(), result.accepted));
+                    stored.codes.len() - 1
+                }
+            };
+            if stored.codes[code].1 != result.accepted {
+                stored.accepted_override.push(index as u32);
+            }
+            stored.status.push(code as u16);
+            if let Some(error) = &result.error {
+                stored.errors.push((index as u32, error.clone()));
+            }
+        }
+        stored.rows = deltas(results.iter().map(|r| r.row as i64));
+        let numeric: Option<Vec<i64>> = results
+            .iter()
+            .map(|r| r.uid.parse::<i64>().ok().filter(|n| n.to_string() == r.uid))
+            .collect();
+        match numeric {
+            Some(numbers) => stored.uid_numbers = deltas(numbers.into_iter()),
+            None => stored.uid_text = results.iter().map(|r| r.uid.clone()).collect(),
+        }
+        if results.iter().any(|r| r.id.is_some()) {
+            stored.ids = results.iter().map(|r| r.id.clone().unwrap_or_default()).collect();
+        }
+        let first_date = results.first().map_or(0, |r| r.date);
+        stored.dates = if results.iter().all(|r| r.date == first_date) {
+            vec![first_date]
+        } else {
+            deltas(results.iter().map(|r| r.date))
+        };
+        stored
+    }
+
+    fn decode(self) -> Vec<RecipientResult> {
+        let rows = undeltas(&self.rows);
+        let uids: Vec<String> = if self.uid_text.is_empty() {
+            undeltas(&self.uid_numbers).into_iter().map(|n| n.to_string()).collect()
+        } else {
+            self.uid_text
+        };
+        let errors: std::collections::HashMap<u32, String> = self.errors.into_iter().collect();
+        let dates = if self.dates.len() == 1 {
+            self.dates.clone()
+        } else {
+            undeltas(&self.dates)
+        };
+        rows.into_iter()
+            .enumerate()
+            .map(|(index, row)| {
+                let (status, accepted) = self.codes[self.status[index] as usize].clone();
+                let flipped = self.accepted_override.contains(&(index as u32));
+                RecipientResult {
+                    row: row as u64,
+                    status,
+                    uid: uids.get(index).cloned().unwrap_or_default(),
+                    id: self.ids.get(index).cloned().filter(|id| !id.is_empty()),
+                    date: *dates.get(index).or(dates.first()).unwrap_or(&0),
+                    error: errors.get(&(index as u32)).cloned(),
+                    accepted: accepted != flipped,
+                }
+            })
+            .collect()
+    }
+}
+
 /// What the checkpoint knows of the run as a whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
@@ -199,8 +314,8 @@ impl Checkpoint {
     pub fn results(&self, key: ChunkKey) -> Result<Option<Vec<RecipientResult>>, CheckpointError> {
         match self.results.get(key.to_bytes()).map_err(store_error(&self.path))? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
+            Some(bytes) => serde_json::from_slice::<StoredResults>(&bytes)
+                .map(|stored| Some(stored.decode()))
                 .map_err(|e| CheckpointError::Store {
                     path: self.path.clone(),
                     message: format!("results of {key}: {e}"),
@@ -229,7 +344,7 @@ impl Checkpoint {
     ) -> Result<(), CheckpointError> {
         use sled::Transactional;
         let record_bytes = serde_json::to_vec(record).expect("record serialises");
-        let result_bytes = serde_json::to_vec(results).expect("results serialise");
+        let result_bytes = serde_json::to_vec(&StoredResults::encode(results)).expect("results serialise");
         let key_bytes = key.to_bytes();
         (&self.chunks, &self.results)
             .transaction(|(chunks, results)| {
@@ -317,6 +432,40 @@ mod tests {
         assert_eq!(records[&b].state, ChunkState::InFlight);
         assert!(!records.contains_key(&c));
         assert_eq!(checkpoint.results(a).unwrap().unwrap()[0].uid, "5");
+    }
+
+    #[test]
+    fn stored_results_round_trip_compactly() {
+        let result = |row: u64, status: &str, uid: &str, accepted: bool| RecipientResult {
+            row,
+            status: status.into(),
+            uid: uid.into(),
+            id: None,
+            date: 1_795_000_000_000,
+            error: None,
+            accepted,
+        };
+        let mut standard: Vec<RecipientResult> = (0..100)
+            .map(|i| result(1_000 + i, "SMS_00", &(1_000_000_001 + i).to_string(), true))
+            .collect();
+        standard[7] = result(1_007, "ERROR", "1000000008", false);
+        standard[9].error = Some("reason".into());
+        standard[11].date += 5;
+        let stored = StoredResults::encode(&standard);
+        assert_eq!(stored.clone().decode(), standard);
+        assert!(serde_json::to_vec(&stored).unwrap().len() < 1_200);
+        let gateway = vec![
+            RecipientResult {
+                id: Some("a-b".into()),
+                ..result(3, "GW_PENDING", "gw01", true)
+            },
+            RecipientResult {
+                id: Some("c-d".into()),
+                error: Some("refused".into()),
+                ..result(9, "FAILED", "gw02", false)
+            },
+        ];
+        assert_eq!(StoredResults::encode(&gateway).decode(), gateway);
     }
 
     #[test]
