@@ -1098,3 +1098,51 @@ fn a_second_process_on_a_run_directory_in_use_is_refused_and_sends_nothing() {
         assert_eq!(audit.sent.numbers.get(number), Some(&1), "{number} sent exactly once");
     }
 }
+
+#[test]
+fn ctrl_c_stops_taking_chunks_settles_those_in_flight_and_prints_the_resume_command() {
+    let fx = Fixture::new(Setup::new(4_000, 10, 2), None);
+    // 20 ms per request: the run lasts several seconds, so the interrupt lands mid-run.
+    fx.sandbox.set_faults(FaultConfig {
+        latency_ms: 20,
+        ..no_faults()
+    });
+    let mut run = fx.start_run(None);
+    run.stderr
+        .wait_for("`send:` progress", |line| line.starts_with("send:"));
+    let interrupt = Command::new("kill")
+        .args(["-INT", &run.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupt.success(), "SIGINT is delivered");
+    let stopped = run.finish();
+    stopped.expect_code(EXIT_INCOMPLETE);
+    stopped.expect_stderr("resume with: msgbatch resume");
+
+    let after_stop = fx.audit();
+    after_stop.status.assert_balanced();
+    assert!(
+        after_stop.status.pending > 0,
+        "chunks not started stay pending: {:?}",
+        after_stop.status
+    );
+    assert!(after_stop.status.sent > 0, "{:?}", after_stop.status);
+    assert_eq!(
+        after_stop.status.uncertain, 0,
+        "the requests in flight were answered and recorded, not abandoned"
+    );
+    assert_eq!(
+        after_stop.sandbox_total(),
+        after_stop.status.sent,
+        "what the sandbox took is exactly what is recorded sent"
+    );
+
+    fx.sandbox.set_faults(no_faults());
+    fx.resume(false).expect_code(0);
+    let resumed = fx.audit();
+    resumed.status.assert_balanced();
+    assert_eq!((resumed.status.pending, resumed.status.uncertain), (0, 0));
+    for number in &fx.valid {
+        assert_eq!(resumed.sent.numbers.get(number), Some(&1), "{number} sent exactly once");
+    }
+}
