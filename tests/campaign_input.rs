@@ -1,23 +1,20 @@
 //! Campaign input through the `msgbatch` binary: `validate` accounting and rejects.csv per reason, CSV encodings (BOM, CP949) and quoting, Parquet integer phones and missing columns, phone spellings for duplicates and suppression, quiet hours, advertising warnings and campaign-file errors.
 
-use msgbatch::api::ledger::{BillingClass, Ledger, SentCounts};
-use msgbatch::client::{ApiKey, Client, ClientConfig};
+mod common;
+
+use common::process::SandboxProcess;
+use msgbatch::api::ledger::BillingClass;
 use msgbatch::text::euc_kr_len;
 use polars::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
 /// A Monday morning in Seoul: outside every quiet-hours window.
 const DAYTIME: &str = "2026-11-23T11:00:00+09:00";
 const DEMO_KEY: &str = "sbx-demo-key";
-const DEMO_GROUP: &str = "demo";
-const LISTENING: &str = "sandbox listening on http://";
 const SMS_MAX: usize = 90;
 const NOTIFICATION_MAX_CHARS: usize = 1_000;
 const ORDER_SHIPPED: &str = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}";
@@ -130,123 +127,6 @@ fn csv_text(header: &[&str], rows: &[Vec<String>]) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // An external sandbox: `msgbatch sandbox --listen 127.0.0.1:0` as a child process.
-
-struct SandboxProcess {
-    child: Child,
-    addr: String,
-}
-
-impl SandboxProcess {
-    fn start() -> SandboxProcess {
-        let mut command = Command::new(BIN);
-        command
-            .env_clear()
-            .args(["sandbox", "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().expect("msgbatch sandbox starts");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let mut process = SandboxProcess {
-            child,
-            addr: String::new(),
-        };
-        let (lines_tx, lines_rx) = mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            // Keep draining so the child never blocks on a full pipe.
-            let mut reader = BufReader::new(stderr);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let _ = lines_tx.send(String::from_utf8_lossy(&line).trim_end().to_string());
-                    }
-                }
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        loop {
-            match lines_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(line) => {
-                    if let Some(addr) = line.strip_prefix(LISTENING) {
-                        process.addr = addr.trim().to_string();
-                        break;
-                    }
-                    seen.push(line);
-                }
-                Err(error) => panic!("the sandbox did not say where it listens ({error}); stderr: {seen:?}"),
-            }
-        }
-        process
-    }
-
-    fn endpoint_toml(&self) -> String {
-        format!(
-            "endpoint = {{ base_url = \"http://{0}/standard\", gateway_url = \"http://{0}/gateway\" }}\n",
-            self.addr
-        )
-    }
-
-    fn client(&self) -> Client {
-        let config = ClientConfig::new(
-            format!("http://{}/standard", self.addr),
-            format!("http://{}/gateway", self.addr),
-            ApiKey::new(DEMO_KEY),
-            DEMO_GROUP,
-        );
-        Client::new(config).expect("client builds")
-    }
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    }
-
-    fn ledger(&self) -> Ledger {
-        let client = self.client();
-        let root = format!("http://{}", self.addr);
-        Self::runtime()
-            .block_on(client.sandbox_admin(root).ledger())
-            .expect("GET /_sandbox/ledger")
-    }
-
-    fn sent(&self) -> SentCounts {
-        let client = self.client();
-        let root = format!("http://{}", self.addr);
-        Self::runtime()
-            .block_on(client.sandbox_admin(root).sent())
-            .expect("GET /_sandbox/sent")
-    }
-
-    /// The billing class of each number the ledger charged (each number charged once).
-    fn classes(&self) -> BTreeMap<String, BillingClass> {
-        let ledger = self.ledger();
-        let classes: BTreeMap<String, BillingClass> = ledger
-            .entries
-            .iter()
-            .map(|entry| (entry.recipient.clone(), entry.billing_class))
-            .collect();
-        assert_eq!(
-            classes.len(),
-            ledger.entries.len(),
-            "one charge per number: {:?}",
-            ledger.entries
-        );
-        classes
-    }
-}
-
-impl Drop for SandboxProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `msgbatch run CAMPAIGN --out DIR --json` that must complete.
 fn run_complete(dir: &Path, campaign: &Path, out: &Path) -> Value {

@@ -1,6 +1,8 @@
 //! Shared test harness: a sandbox on a free loopback port and clients of its groups.
 #![allow(dead_code)]
 
+pub mod process;
+
 use msgbatch::client::{ApiKey, Client, ClientConfig, SandboxAdmin};
 use msgbatch::sandbox::{Accounts, SandboxHandle};
 

@@ -1,0 +1,133 @@
+//! The sandbox as a separate process (`msgbatch sandbox --listen 127.0.0.1:0`), for tests that read its ledger and send counts.
+#![allow(dead_code)]
+
+use msgbatch::api::ledger::{BillingClass, Ledger, SentCounts};
+use msgbatch::client::{ApiKey, Client, ClientConfig};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
+const LISTENING: &str = "sandbox listening on http://";
+const DEMO_KEY: &str = "sbx-demo-key";
+const DEMO_GROUP: &str = "demo";
+
+/// A sandbox child process with the demo accounts, killed when dropped.
+pub struct SandboxProcess {
+    child: Child,
+    addr: String,
+}
+
+impl SandboxProcess {
+    pub fn start() -> SandboxProcess {
+        let mut command = Command::new(BIN);
+        command
+            .env_clear()
+            .args(["sandbox", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("msgbatch sandbox starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut process = SandboxProcess {
+            child,
+            addr: String::new(),
+        };
+        let (lines_tx, lines_rx) = mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            // Keep draining so the child never blocks on a full pipe.
+            let mut reader = BufReader::new(stderr);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let _ = lines_tx.send(String::from_utf8_lossy(&line).trim_end().to_string());
+                    }
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        loop {
+            match lines_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(line) => {
+                    if let Some(addr) = line.strip_prefix(LISTENING) {
+                        process.addr = addr.trim().to_string();
+                        break;
+                    }
+                    seen.push(line);
+                }
+                Err(error) => panic!("the sandbox did not say where it listens ({error}); stderr: {seen:?}"),
+            }
+        }
+        process
+    }
+
+    pub fn endpoint_toml(&self) -> String {
+        format!(
+            "endpoint = {{ base_url = \"http://{0}/standard\", gateway_url = \"http://{0}/gateway\" }}\n",
+            self.addr
+        )
+    }
+
+    pub fn client(&self) -> Client {
+        let config = ClientConfig::new(
+            format!("http://{}/standard", self.addr),
+            format!("http://{}/gateway", self.addr),
+            ApiKey::new(DEMO_KEY),
+            DEMO_GROUP,
+        );
+        Client::new(config).expect("client builds")
+    }
+
+    pub fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    pub fn ledger(&self) -> Ledger {
+        let client = self.client();
+        let root = format!("http://{}", self.addr);
+        Self::runtime()
+            .block_on(client.sandbox_admin(root).ledger())
+            .expect("GET /_sandbox/ledger")
+    }
+
+    pub fn sent(&self) -> SentCounts {
+        let client = self.client();
+        let root = format!("http://{}", self.addr);
+        Self::runtime()
+            .block_on(client.sandbox_admin(root).sent())
+            .expect("GET /_sandbox/sent")
+    }
+
+    /// The billing class of each number the ledger charged (each number charged once).
+    pub fn classes(&self) -> BTreeMap<String, BillingClass> {
+        let ledger = self.ledger();
+        let classes: BTreeMap<String, BillingClass> = ledger
+            .entries
+            .iter()
+            .map(|entry| (entry.recipient.clone(), entry.billing_class))
+            .collect();
+        assert_eq!(
+            classes.len(),
+            ledger.entries.len(),
+            "one charge per number: {:?}",
+            ledger.entries
+        );
+        classes
+    }
+}
+
+impl Drop for SandboxProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
