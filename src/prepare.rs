@@ -206,11 +206,8 @@ impl Classifier {
             keys: &self.variable_keys,
             values: &row.vars,
         };
-        let lane = match self.kind {
-            Kind::Alimtalk | Kind::GatewayAlimtalk | Kind::Sms | Kind::Lms | Kind::Text | Kind::Brand
-                if self.template.is_some() && !(self.kind == Kind::Brand && self.basic_brand) =>
-            {
-                let template = self.template.as_ref().expect("checked");
+        let lane = match &self.template {
+            Some(template) if !self.basic_brand => {
                 if let Err(missing) = template.render_into(&vars, buffer) {
                     let column = self.column_of(&missing.key);
                     return self.reject(
@@ -225,7 +222,8 @@ impl Classifier {
                 }
             }
             _ => {
-                // A BASIC brand template lives at the service: every mapped variable must have a value.
+                // A BASIC brand template lives at the service (and a FREE image message has no
+                // text): every mapped variable must have a value.
                 for (index, value) in row.vars.iter().enumerate() {
                     if value.as_deref().is_none_or(str::is_empty) {
                         let key = &self.variable_keys[index];

@@ -7,7 +7,7 @@ mod wire;
 
 use crate::campaign::quiet::{now_kst, QuietWindow};
 use crate::campaign::{Campaign, Endpoint, Lane, QuietHoursMode};
-use crate::client::{ApiKey, Client, ClientConfig, ClientError, ErrorKind};
+use crate::client::{ApiKey, Client, ClientConfig, ErrorKind};
 use crate::failpoint;
 use crate::files;
 use crate::prepare::{self, Fate, PrepareError, Recipient, RejectsWriter, Scan};
@@ -584,22 +584,16 @@ async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::Own
             ));
         }
         shared.uncertain.fetch_add(count as u64, Ordering::Relaxed);
-        shared.progress.say(&format!(
-            "chunk {}: uncertain, not resent: {}",
-            chunk.key,
-            describe(&error)
-        ));
+        shared
+            .progress
+            .say(&format!("chunk {}: uncertain, not resent: {error}", chunk.key));
         let note = Write::Note {
             key: chunk.key,
-            record: record(ChunkState::InFlight, attempts, None, Some(describe(&error))),
+            record: record(ChunkState::InFlight, attempts, None, Some(error.to_string())),
         };
         let _ = shared.writer.send(note);
         return;
     }
-}
-
-fn describe(error: &ClientError) -> String {
-    error.to_string()
 }
 
 /// Reads the input again in the same order, cuts the same chunks, and feeds them to `chunks`.
