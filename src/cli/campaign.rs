@@ -137,6 +137,9 @@ fn finish(report: RunReport, json: bool) -> Result<ExitCode> {
             RunEnd::Stopped => eprintln!("stopped: chunks not yet sent are pending"),
             RunEnd::Failed(reason) => eprintln!("msgbatch: run stopped: {reason}"),
         }
+        if let Some(collected) = &report.collected {
+            print_collected(collected);
+        }
         if report.status.pending > 0 || report.status.uncertain > 0 {
             let uncertain = if report.status.uncertain > 0 {
                 format!(
@@ -196,4 +199,35 @@ pub fn status(run_dir: &Path, json: bool) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<ExitCode> {
+    let report = engine::collect_results(run_dir, options).await?;
+    if json {
+        output::json(&report)?;
+    } else {
+        print_collected(&report);
+    }
+    Ok(if report.provisional > 0 || report.missing > 0 {
+        ExitCode::from(EXIT_INCOMPLETE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_collected(report: &crate::engine::collect::CollectReport) {
+    let results: Vec<String> = report
+        .results
+        .iter()
+        .map(|(result, n)| format!("{result} {n}"))
+        .collect();
+    println!(
+        "collected {} accepted gateway recipient(s): {} ({} page(s), {} single lookup(s)); provisional {}, missing {}",
+        report.accepted,
+        results.join(", "),
+        report.pages_read,
+        report.single_lookups,
+        report.provisional,
+        report.missing
+    );
 }

@@ -40,6 +40,19 @@ pub enum Command {
         out: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// After sending, collect the gateway results (see `collect`).
+        #[arg(long)]
+        wait: bool,
+        #[command(flatten)]
+        collect: CollectArgs,
+    },
+    /// Read the final results of a gateway run into its checkpoint.
+    Collect {
+        run_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        collect: CollectArgs,
     },
     /// Continue a run after a stop or a crash; refuses if the campaign or the input changed.
     Resume {
@@ -100,6 +113,42 @@ pub struct SandboxArgs {
     /// Print the built-in demo accounts file and exit.
     #[arg(long)]
     pub print_accounts: bool,
+}
+
+/// How results are collected.
+#[derive(Args, Debug, Clone)]
+pub struct CollectArgs {
+    /// No lookup before a send is this old (the service settles results about 5 minutes after acceptance).
+    #[arg(long, default_value = "300s")]
+    pub min_age: String,
+    /// First wait between re-reads of pending records; doubles up to 5 minutes.
+    #[arg(long, default_value = "60s")]
+    pub poll_every: String,
+    /// Records still pending this long after acceptance are left provisional.
+    #[arg(long, default_value = "1h")]
+    pub horizon: String,
+    /// Page size of the result listing (1 to 500).
+    #[arg(long, default_value_t = 500)]
+    pub page_size: u32,
+}
+
+impl CollectArgs {
+    fn options(&self, quiet: bool) -> Result<crate::engine::collect::CollectOptions> {
+        let duration = |flag: &str, text: &str| parse_duration(text).map_err(|e| anyhow::anyhow!("--{flag}: {e}"));
+        if !(1..=500).contains(&self.page_size) {
+            bail!(crate::engine::Refusal(format!(
+                "--page-size must be 1 to 500, got {}",
+                self.page_size
+            )));
+        }
+        Ok(crate::engine::collect::CollectOptions {
+            min_age: duration("min-age", &self.min_age)?,
+            poll_every: duration("poll-every", &self.poll_every)?,
+            horizon: duration("horizon", &self.horizon)?,
+            page_size: self.page_size,
+            quiet,
+        })
+    }
 }
 
 /// Where the service is and how to print. Credentials come from the environment only.
@@ -248,18 +297,23 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
             campaign: path,
             out,
             json,
+            wait,
+            collect,
         } => {
+            let wait = if wait { Some(collect.options(json)?) } else { None };
             campaign::run(
                 &path,
                 RunOptions {
                     out,
                     quiet: json,
                     resend_uncertain: false,
+                    wait,
                 },
                 json,
             )
             .await
         }
+        Command::Collect { run_dir, json, collect } => campaign::collect(&run_dir, &collect.options(json)?, json).await,
         Command::Resume {
             run_dir,
             resend_uncertain,
@@ -271,6 +325,7 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
                     out: None,
                     quiet: json,
                     resend_uncertain,
+                    wait: None,
                 },
                 json,
             )

@@ -204,6 +204,24 @@ impl StoredResults {
     }
 }
 
+/// A gateway recipient's final record, as read from the result endpoints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinalResult {
+    /// `OK`, `FAILED`, `GIVEUP`, or `GW_PENDING` while it has not settled.
+    pub result: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<i64>,
+    /// When it was read (epoch ms).
+    pub checked_at: i64,
+    /// Still pending when the collection horizon passed.
+    #[serde(default)]
+    pub provisional: bool,
+}
+
 /// What the checkpoint knows of the run as a whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
@@ -227,6 +245,7 @@ pub struct Checkpoint {
     db: sled::Db,
     chunks: sled::Tree,
     results: sled::Tree,
+    finals: sled::Tree,
 }
 
 fn store_error(path: &Path) -> impl Fn(sled::Error) -> CheckpointError + '_ {
@@ -264,11 +283,13 @@ impl Checkpoint {
             })?;
         let chunks = db.open_tree("chunks").map_err(store_error(path))?;
         let results = db.open_tree("results").map_err(store_error(path))?;
+        let finals = db.open_tree("finals").map_err(store_error(path))?;
         Ok(Checkpoint {
             path: path.to_path_buf(),
             db,
             chunks,
             results,
+            finals,
         })
     }
 
@@ -363,6 +384,28 @@ impl Checkpoint {
     pub fn release(&self, key: ChunkKey) -> Result<(), CheckpointError> {
         self.chunks.remove(key.to_bytes()).map_err(store_error(&self.path))?;
         Ok(())
+    }
+
+    /// The final record of a gateway `id`, if collected.
+    pub fn final_result(&self, id: &str) -> Result<Option<FinalResult>, CheckpointError> {
+        match self.finals.get(id.as_bytes()).map_err(store_error(&self.path))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| CheckpointError::Store {
+                    path: self.path.clone(),
+                    message: format!("final result of {id}: {e}"),
+                }),
+        }
+    }
+
+    /// Stores final records (durable at the next flush).
+    pub fn put_finals(&self, finals: &[(String, FinalResult)]) -> Result<(), CheckpointError> {
+        let mut batch = sled::Batch::default();
+        for (id, record) in finals {
+            batch.insert(id.as_bytes(), serde_json::to_vec(record).expect("final serialises"));
+        }
+        self.finals.apply_batch(batch).map_err(store_error(&self.path))
     }
 
     pub fn flush(&self) -> Result<(), CheckpointError> {

@@ -1,6 +1,7 @@
 //! Running a campaign: validate, plan deterministic chunks, send them at most once with a checkpoint, resume, and report status.
 
 pub mod checkpoint;
+pub mod collect;
 mod pace;
 pub mod progress;
 mod wire;
@@ -42,6 +43,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Send again the chunks whose earlier request may or may not have taken effect.
     pub resend_uncertain: bool,
+    /// After sending, collect the gateway results with these settings (`run --wait`).
+    pub wait: Option<collect::CollectOptions>,
 }
 
 /// How a run ended.
@@ -61,6 +64,8 @@ pub struct RunReport {
     pub run_dir: PathBuf,
     pub end: RunEnd,
     pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collected: Option<collect::CollectReport>,
 }
 
 /// Buckets of one lane.
@@ -333,7 +338,13 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
         scan,
     };
     checkpoint.put_meta(&meta)?;
-    send_all(campaign, meta, checkpoint, session, run_dir, &options).await
+    let (mut report, checkpoint) = send_all(campaign, &meta, checkpoint, &session, run_dir, &options).await?;
+    if let Some(wait) = &options.wait {
+        if report.end == RunEnd::Complete {
+            report.collected = Some(collect::collect(&checkpoint, &meta, &session.client, wait).await?);
+        }
+    }
+    Ok(report)
 }
 
 /// `msgbatch resume`: the same campaign and input, continued from the checkpoint.
@@ -363,7 +374,34 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
     }
     check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
     let session = connect(&campaign).await?;
-    send_all(campaign, meta, checkpoint, session, run_dir.to_path_buf(), &options).await
+    let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
+    Ok(report)
+}
+
+/// `msgbatch collect`: the gateway results of a run, into its checkpoint.
+pub async fn collect_results(run_dir: &Path, options: &collect::CollectOptions) -> Result<collect::CollectReport> {
+    let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
+    let meta = checkpoint
+        .meta()?
+        .ok_or_else(|| Refusal(format!("{} holds no scan yet: nothing was sent", run_dir.display())))?;
+    if meta.kind != crate::campaign::Kind::GatewayAlimtalk.as_str() {
+        bail!(Refusal(format!(
+            "{} is a {} run: on the standard deployment the send response is the final record, so there is nothing to collect",
+            run_dir.display(),
+            meta.kind
+        )));
+    }
+    let campaign = Campaign::load(&meta.campaign_file)?;
+    if matches!(campaign.endpoint, Endpoint::Sandbox { .. }) {
+        bail!(Refusal(format!(
+            "{} ran against the in-process sandbox, which ended with it: its results are gone. Use `msgbatch run --wait`, or run the sandbox as its own process (`msgbatch sandbox`) and point the campaign's endpoint at it",
+            run_dir.display()
+        )));
+    }
+    let session = connect(&campaign).await?;
+    let report = collect::collect(&checkpoint, &meta, &session.client, options).await?;
+    checkpoint.flush()?;
+    Ok(report)
 }
 
 /// A chunk ready to send.
@@ -636,12 +674,12 @@ fn produce_chunks(campaign: &Campaign, chunks: mpsc::Sender<Chunk>) -> Result<()
 
 async fn send_all(
     campaign: Campaign,
-    meta: RunMeta,
+    meta: &RunMeta,
     checkpoint: Checkpoint,
-    session: Session,
+    session: &Session,
     run_dir: PathBuf,
     options: &RunOptions,
-) -> Result<RunReport> {
+) -> Result<(RunReport, Checkpoint)> {
     let existing = checkpoint.chunk_records()?;
     let done: u64 = existing
         .values()
@@ -757,9 +795,16 @@ async fn send_all(
         (None, Ok(())) if stopped => RunEnd::Stopped,
         (None, Ok(())) => RunEnd::Complete,
     };
-    let status = status_of(&checkpoint, &meta)?;
-    drop(checkpoint);
-    Ok(RunReport { run_dir, end, status })
+    let status = status_of(&checkpoint, meta)?;
+    Ok((
+        RunReport {
+            run_dir,
+            end,
+            status,
+            collected: None,
+        },
+        checkpoint,
+    ))
 }
 
 /// Completes once Ctrl-C asked the run to stop.

@@ -22,10 +22,16 @@ pub struct SandboxProcess {
 
 impl SandboxProcess {
     pub fn start() -> SandboxProcess {
+        SandboxProcess::start_with(&[])
+    }
+
+    /// Starts it with extra `msgbatch sandbox` arguments, like `["--settle-after", "0s"]`.
+    pub fn start_with(extra: &[&str]) -> SandboxProcess {
         let mut command = Command::new(BIN);
         command
             .env_clear()
             .args(["sandbox", "--listen", "127.0.0.1:0"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
