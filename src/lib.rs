@@ -10,6 +10,7 @@ pub mod files;
 pub mod input;
 pub mod phone;
 pub mod prepare;
+pub mod report;
 pub mod sandbox;
 pub mod template;
 pub mod text;

@@ -303,9 +303,9 @@ impl Classifier {
     }
 
     /// Classifies a batch in input order: the order-free part in parallel, then suppression and
-    /// duplicates in sequence so the first occurrence of a number is the one kept. Answers the
-    /// row number and fate of each row; a valid row's fields move into its `Recipient`.
-    pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(u64, Fate)> {
+    /// duplicates in sequence so the first occurrence of a number is the one kept. A valid row's
+    /// fields move into its `Recipient`; the others keep their phone and name in the `RowRef`.
+    pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(RowRef, Fate)> {
         let drafts: Vec<Draft> = batch
             .par_iter()
             .map_init(String::new, |buffer, row| self.draft(row, buffer))
@@ -313,28 +313,49 @@ impl Classifier {
         batch
             .into_iter()
             .zip(drafts)
-            .map(|(row, draft)| {
-                let fate = match draft {
-                    Draft::Rejected(rejection) => Fate::Rejected(rejection),
-                    Draft::Valid { phone, lane } => {
-                        if self.suppression.as_ref().is_some_and(|s| s.contains(&phone)) {
-                            Fate::Suppressed
-                        } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
-                            Fate::Duplicate
-                        } else {
-                            Fate::Valid(Recipient {
-                                row: row.row,
-                                phone,
-                                name: row.name,
-                                vars: row.vars.into_iter().map(Option::unwrap_or_default).collect(),
-                                lane,
-                            })
-                        }
+            .map(|(row, draft)| match draft {
+                Draft::Rejected(rejection) => (RowRef::unsent(row), Fate::Rejected(rejection)),
+                Draft::Valid { phone, lane } => {
+                    if self.suppression.as_ref().is_some_and(|s| s.contains(&phone)) {
+                        (RowRef::unsent(row), Fate::Suppressed)
+                    } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
+                        (RowRef::unsent(row), Fate::Duplicate)
+                    } else {
+                        let reference = RowRef {
+                            row: row.row,
+                            phone: None,
+                            name: None,
+                        };
+                        let recipient = Recipient {
+                            row: row.row,
+                            phone,
+                            name: row.name,
+                            vars: row.vars.into_iter().map(Option::unwrap_or_default).collect(),
+                            lane,
+                        };
+                        (reference, Fate::Valid(recipient))
                     }
-                };
-                (row.row, fate)
+                }
             })
             .collect()
+    }
+}
+
+/// A row's number and, for a row that is not sent, its phone and name as the file has them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowRef {
+    pub row: u64,
+    pub phone: Option<String>,
+    pub name: Option<String>,
+}
+
+impl RowRef {
+    fn unsent(row: RawRow) -> RowRef {
+        RowRef {
+            row: row.row,
+            phone: row.phone,
+            name: row.name,
+        }
     }
 }
 
@@ -413,10 +434,10 @@ impl RejectsWriter {
 
 /// Reads the whole input and classifies every row, calling `on_row` in input order. A reader
 /// thread feeds batches through a bounded channel, so memory stays flat whatever the size.
-/// `on_row` gets each row's number and fate.
+/// `on_row` gets each row and its fate.
 pub fn walk(
     campaign: &Campaign,
-    mut on_row: impl FnMut(u64, Fate) -> Result<(), PrepareError>,
+    mut on_row: impl FnMut(RowRef, Fate) -> Result<(), PrepareError>,
     mut on_batch: impl FnMut(u64),
 ) -> Result<Scan, PrepareError> {
     let mut classifier = Classifier::new(campaign)?;

@@ -231,3 +231,22 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
         report.missing
     );
 }
+
+pub fn report(run_dir: &Path, out: Option<&Path>, json: bool) -> Result<ExitCode> {
+    let summary = crate::report::write(run_dir, out)?;
+    if json {
+        output::json(&summary)?;
+    } else {
+        println!("{}", summary.status.equation());
+        for (class, totals) in &summary.classes {
+            println!(
+                "  {class:<13} charged {} ({} rows), refunded {}, provisional {}, disputed {}",
+                totals.charged, totals.charged_count, totals.refunded, totals.provisional, totals.disputed
+            );
+        }
+        for file in &summary.files {
+            println!("wrote {}", file.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

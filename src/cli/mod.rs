@@ -46,6 +46,15 @@ pub enum Command {
         #[command(flatten)]
         collect: CollectArgs,
     },
+    /// Write the delivery report of a run: report.csv, report.parquet and summary.json/.md/.html.
+    Report {
+        run_dir: PathBuf,
+        /// Folder for the report files (default: the run directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read the final results of a gateway run into its checkpoint.
     Collect {
         run_dir: PathBuf,
@@ -332,6 +341,7 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
             .await
         }
         Command::Status { run_dir, json } => campaign::status(&run_dir, json),
+        Command::Report { run_dir, out, json } => campaign::report(&run_dir, out.as_deref(), json),
         Command::Sandbox(args) => run_sandbox(args).await,
         Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,
         Command::Category { service } => manage::category(&client_from(&service)?, service.json).await,

@@ -281,6 +281,11 @@ impl Checkpoint {
                     }
                 }
             })?;
+        // The checkpoint ties rows to send results: owner-only like the reports.
+        crate::files::create_private_dir(path).map_err(|e| CheckpointError::Store {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         let chunks = db.open_tree("chunks").map_err(store_error(path))?;
         let results = db.open_tree("results").map_err(store_error(path))?;
         let finals = db.open_tree("finals").map_err(store_error(path))?;

@@ -186,7 +186,7 @@ pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result
     let scan = prepare::walk(
         campaign,
         |row, fate| match fate {
-            Fate::Rejected(rejection) => rejects.write(row, &rejection),
+            Fate::Rejected(rejection) => rejects.write(row.row, &rejection),
             _ => Ok(()),
         },
         |rows| progress.add(rows),
@@ -314,7 +314,12 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     let session = connect(&campaign).await?;
     let campaign_fingerprint = campaign_fingerprint(&campaign)?;
     let input_fingerprint = fingerprint_file(&campaign.recipients.path)?;
-    std::fs::copy(&campaign.file, run_dir.join("campaign.toml")).context("cannot copy the campaign file")?;
+    let campaign_text = std::fs::read(&campaign.file).context("cannot read the campaign file")?;
+    std::io::Write::write_all(
+        &mut files::create_private(&run_dir.join("campaign.toml"))?,
+        &campaign_text,
+    )
+    .context("cannot copy the campaign file")?;
 
     say(&format!("run directory {}", run_dir.display()));
     let scan = {
@@ -354,7 +359,17 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
         .meta()?
         .ok_or_else(|| Refusal(format!("{} holds no finished scan: start a new run", run_dir.display())))?;
     let campaign = Campaign::load(&meta.campaign_file)?;
-    if campaign_fingerprint(&campaign)? != meta.campaign_fingerprint {
+    verify_unchanged(&campaign, &meta)?;
+    check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
+    let session = connect(&campaign).await?;
+    let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
+    Ok(report)
+}
+
+/// Refuses a campaign whose file, message text, suppression list, input or chunking changed
+/// since the run started: the chunks and rows of the checkpoint would no longer be the same.
+pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
+    if campaign_fingerprint(campaign)? != meta.campaign_fingerprint {
         bail!(Refusal(format!(
             "the campaign changed since this run started ({}, its message text or its suppression list): refusing to resume; start a new run",
             meta.campaign_file.display()
@@ -372,10 +387,7 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
             "chunk_size changed since this run started: refusing to resume".into()
         ));
     }
-    check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
-    let session = connect(&campaign).await?;
-    let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
-    Ok(report)
+    Ok(())
 }
 
 /// `msgbatch collect`: the gateway results of a run, into its checkpoint.
@@ -833,7 +845,7 @@ async fn pause_for_quiet_hours(window: &QuietWindow, shared: &Shared, stop: &mut
 }
 
 /// Status from the checkpoint alone.
-fn status_of(checkpoint: &Checkpoint, meta: &RunMeta) -> Result<Status> {
+pub fn status_of(checkpoint: &Checkpoint, meta: &RunMeta) -> Result<Status> {
     let scan = &meta.scan;
     let records = checkpoint.chunk_records()?;
     let mut status = Status {

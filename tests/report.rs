@@ -1,0 +1,258 @@
+//! Delivery reports with the real binary: pinned columns, every input row once, owner-only files, and totals equal to the sandbox ledger for every kind.
+
+mod common;
+
+use common::process::SandboxProcess;
+use msgbatch::api::ledger::{BillingClass, ClassTotals};
+use msgbatch::sandbox::Accounts;
+use polars::prelude::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
+const DAYTIME: &str = "2026-11-23T11:00:00+09:00";
+const SENDER_KEY: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f001234567";
+
+/// The report's columns as documented in the README. Changing them breaks users' scripts.
+const PINNED_COLUMNS: [&str; 18] = [
+    "row",
+    "phone",
+    "name",
+    "kind",
+    "lane",
+    "chunk",
+    "uid",
+    "id",
+    "send_group_id",
+    "acceptance",
+    "final_result",
+    "error",
+    "fallback_sent",
+    "billing_class",
+    "charge_state",
+    "amount",
+    "fallback_class",
+    "fallback_amount",
+];
+
+/// Recipients covering every outcome: valid numbers (some ending in the demo's rule suffixes
+/// 91 channel failure, 92 not a friend, 93 gateway FAILED, 94 GIVEUP, 95 refused, 96 SMS
+/// ERROR), a duplicate, an invalid and a missing phone.
+fn people() -> String {
+    let mut csv = String::from("phone,name,order\n");
+    for (i, suffix) in ["10", "11", "91", "92", "93", "94", "95", "96", "12", "13"]
+        .iter()
+        .enumerate()
+    {
+        csv.push_str(&format!("0102000{i:02}{suffix},고객{i},A-{i}\n"));
+    }
+    // Row 2's number again: a duplicate.
+    csv.push_str("01020000111,중복,A-dup\n");
+    csv.push_str("02-123-4567,유선,A-x\n,없음,A-y\n");
+    csv
+}
+
+fn prices_toml() -> String {
+    let prices = Accounts::demo().groups[0].prices.clone();
+    format!(
+        "[prices]\nalimtalk = {}\nbm_friend = {}\nbm_nonfriend = {}\nsms = {}\nlms = {}\nfallback_sms = {}\nfallback_lms = {}\n",
+        prices.alimtalk,
+        prices.bm_friend,
+        prices.bm_nonfriend,
+        prices.sms,
+        prices.lms,
+        prices.fallback_sms,
+        prices.fallback_lms
+    )
+}
+
+fn message(kind: &str) -> String {
+    match kind {
+        "alimtalk" => "[message]\nservice = 1001\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}\"\nalter = true\ncallback_no = \"0212345678\"\n".into(),
+        "brand-i" => "[message]\nservice = 2001\nchat_bubble_type = \"TEXT\"\ntext = \"(광고) 세일 무료거부 080-000-0000\"\nalter = true\ncallback_no = \"0212345678\"\n".into(),
+        "brand-n" => "[message]\nservice = 2001\nchat_bubble_type = \"TEXT\"\ntargeting = \"N\"\nchannel_id = \"ch-demo-large\"\ntext = \"(광고) 세일 무료거부 080-000-0000\"\n".into(),
+        "sms" => "[message]\nservice = 3001\ntext = \"#{name}님 주문 #{VAR1}\"\ncallback_no = \"0212345678\"\n".into(),
+        "lms" => "[message]\nservice = 3001\nsubject = \"안내\"\ntext = \"#{name}님 주문 #{VAR1} 안내드립니다\"\ncallback_no = \"0212345678\"\n".into(),
+        "gateway" => format!("[message]\nsender_key = \"{SENDER_KEY}\"\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}\"\nalter = true\ncallback_no = \"0212345678\"\n"),
+        other => panic!("no message for {other}"),
+    }
+}
+
+fn kind_of(name: &str) -> &str {
+    match name {
+        "brand-i" | "brand-n" => "brand",
+        "gateway" => "gateway-alimtalk",
+        other => other,
+    }
+}
+
+struct Run {
+    dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new(name: &str, endpoint: &str) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("people.csv"), people()).unwrap();
+        let campaign = format!(
+            "kind = \"{}\"\n{endpoint}[credentials]\ngroup_id = \"demo\"\n{}[recipients]\npath = \"people.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"order\" }}\n{}",
+            kind_of(name),
+            message(name),
+            prices_toml()
+        );
+        std::fs::write(dir.path().join("campaign.toml"), campaign).unwrap();
+        Run { dir }
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.dir.path().join("run")
+    }
+
+    fn msgbatch(&self, args: &[&str]) -> std::process::Output {
+        Command::new(BIN)
+            .env_clear()
+            .env("MSGBATCH_API_KEY", "sbx-demo-key")
+            .env("MSGBATCH_CLOCK", DAYTIME)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn send(&self, wait: bool) {
+        let campaign = self.dir.path().join("campaign.toml");
+        let out = self.run_dir();
+        let mut args = vec!["run", campaign.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        if wait {
+            args.extend(["--wait", "--min-age", "0s", "--poll-every", "0s"]);
+        }
+        let output = self.msgbatch(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn report(&self) -> Value {
+        let out = self.run_dir();
+        let output = self.msgbatch(&["report", out.to_str().unwrap(), "--json"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+}
+
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().iter().map(str::to_string).collect();
+    (header, reader.records().map(Result::unwrap).collect())
+}
+
+#[test]
+fn report_columns_are_pinned_in_csv_and_parquet() {
+    let run = Run::new("sms", "");
+    run.send(false);
+    run.report();
+    let (header, _) = csv_rows(&run.run_dir().join("report.csv"));
+    assert_eq!(header, PINNED_COLUMNS);
+    let file = std::fs::File::open(run.run_dir().join("report.parquet")).unwrap();
+    let frame = ParquetReader::new(file).finish().unwrap();
+    let names: Vec<String> = frame.get_column_names().iter().map(|n| n.to_string()).collect();
+    assert_eq!(names, PINNED_COLUMNS);
+}
+
+#[test]
+fn every_input_row_is_in_the_report_once_and_the_files_are_owner_only() {
+    let run = Run::new("sms", "");
+    run.send(false);
+    let summary = run.report();
+    let (_, rows) = csv_rows(&run.run_dir().join("report.csv"));
+    let input_rows = people().lines().count() - 1;
+    let numbers: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert_eq!(
+        numbers,
+        (1..=input_rows as u64).collect::<Vec<_>>(),
+        "rows 1..=N, each once, in order"
+    );
+    let status = &summary["status"];
+    let bucket = |name: &str| status[name].as_u64().unwrap();
+    assert_eq!(
+        bucket("rows"),
+        bucket("rejected")
+            + bucket("duplicates")
+            + bucket("suppressed")
+            + bucket("sent")
+            + bucket("uncertain")
+            + bucket("pending")
+    );
+    let acceptance = |prefix: &str| rows.iter().filter(|r| r[9].starts_with(prefix)).count() as u64;
+    assert_eq!(acceptance("REJECTED"), bucket("rejected"));
+    assert_eq!(acceptance("DUPLICATE"), bucket("duplicates"));
+    // Phones are in full in the report, which is why it is owner-only.
+    assert!(rows.iter().any(|r| &r[1] == "01020000010"), "full phone numbers");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for name in [
+            "report.csv",
+            "report.parquet",
+            "summary.json",
+            "summary.md",
+            "summary.html",
+            "rejects.csv",
+        ] {
+            let mode = std::fs::metadata(run.run_dir().join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            assert_eq!(mode, 0o600, "{name}");
+        }
+    }
+}
+
+fn report_totals(summary: &Value) -> BTreeMap<String, (i64, i64)> {
+    summary["classes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(class, t)| {
+            (
+                class.clone(),
+                (t["charged"].as_i64().unwrap(), t["refunded"].as_i64().unwrap()),
+            )
+        })
+        .filter(|(_, totals)| *totals != (0, 0))
+        .collect()
+}
+
+fn ledger_totals(totals: BTreeMap<BillingClass, ClassTotals>) -> BTreeMap<String, (i64, i64)> {
+    totals
+        .into_iter()
+        .map(|(class, t)| (class.as_str().to_string(), (t.charged, t.refunded)))
+        .collect()
+}
+
+#[test]
+fn charged_and_refunded_totals_equal_the_sandbox_ledger_for_every_kind() {
+    for name in ["alimtalk", "brand-i", "brand-n", "sms", "lms", "gateway"] {
+        let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+        let run = Run::new(name, &sandbox.endpoint_toml());
+        run.send(name == "gateway");
+        let summary = run.report();
+        let ledger = ledger_totals(sandbox.ledger().totals());
+        assert!(!ledger.is_empty(), "{name}: the sandbox charged something");
+        assert_eq!(
+            report_totals(&summary),
+            ledger,
+            "{name}: report totals per billing class equal the ledger's"
+        );
+    }
+}
