@@ -256,3 +256,126 @@ fn charged_and_refunded_totals_equal_the_sandbox_ledger_for_every_kind() {
         );
     }
 }
+
+fn export_ledger(sandbox: &SandboxProcess, path: &Path) -> msgbatch::api::ledger::Ledger {
+    let ledger = sandbox.ledger();
+    std::fs::write(path, serde_json::to_vec(&ledger).unwrap()).unwrap();
+    ledger
+}
+
+#[test]
+fn reconcile_finds_an_exported_ledger_balanced_and_names_a_tampered_entry() {
+    for name in ["alimtalk", "gateway"] {
+        let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+        let run = Run::new(name, &sandbox.endpoint_toml());
+        run.send(name == "gateway");
+        let ledger_path = run.dir.path().join("ledger.json");
+        let mut ledger = export_ledger(&sandbox, &ledger_path);
+        let out = run.run_dir();
+        let balanced = run.msgbatch(&[
+            "reconcile",
+            out.to_str().unwrap(),
+            "--ledger",
+            ledger_path.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(
+            balanced.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&balanced.stderr)
+        );
+        let result: Value = serde_json::from_slice(&balanced.stdout).unwrap();
+        assert_eq!(result["mismatches"].as_u64(), Some(0), "{name}");
+        assert_eq!(result["ledger_entries"].as_u64(), Some(ledger.entries.len() as u64));
+
+        // One charge billed one unit more than the report says.
+        ledger.entries[0].amount += 1;
+        let reference = ledger.entries[0].reference.clone();
+        std::fs::write(&ledger_path, serde_json::to_vec(&ledger).unwrap()).unwrap();
+        let tampered = run.msgbatch(&[
+            "reconcile",
+            out.to_str().unwrap(),
+            "--ledger",
+            ledger_path.to_str().unwrap(),
+        ]);
+        assert_eq!(tampered.status.code(), Some(1), "{name}");
+        let (_, mismatches) = csv_rows(&out.join("reconcile.csv"));
+        assert_eq!(mismatches.len(), 1, "{name}: {mismatches:?}");
+        assert_eq!(&mismatches[0][0], "amount_differs");
+        assert_eq!(&mismatches[0][1], reference.as_str());
+    }
+}
+
+/// Rows of a run's report whose message or fallback the service took.
+fn accepted_phones(run: &Run) -> std::collections::BTreeSet<String> {
+    let (header, rows) = csv_rows(&run.run_dir().join("report.csv"));
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    rows.iter()
+        .filter(|r| {
+            let acceptance = &r[at("acceptance")];
+            matches!(acceptance, "OK" | "SMS_00" | "MMS_0000" | "GW_PENDING") || &r[at("fallback_sent")] == "true"
+        })
+        .map(|r| r[at("phone")].to_string())
+        .collect()
+}
+
+#[test]
+fn a_retry_of_failed_recipients_never_contains_an_accepted_one() {
+    for name in ["alimtalk", "sms", "gateway"] {
+        let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+        let run = Run::new(name, &sandbox.endpoint_toml());
+        run.send(name == "gateway");
+        run.report();
+        let accepted = accepted_phones(&run);
+        assert!(!accepted.is_empty());
+        let out = run.run_dir();
+        let retry_dir = run.dir.path().join("retry");
+        let planned = run.msgbatch(&[
+            "retry",
+            out.to_str().unwrap(),
+            "--only",
+            "failed",
+            "--out",
+            retry_dir.to_str().unwrap(),
+            "--json",
+        ]);
+        if name == "alimtalk" {
+            // Its one channel failure got a fallback SMS: nothing failed, and retry says so.
+            let stderr = String::from_utf8_lossy(&planned.stderr);
+            assert_eq!(planned.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains("no failed recipient"), "{stderr}");
+            continue;
+        }
+        assert_eq!(
+            planned.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&planned.stderr)
+        );
+        let (_, retried) = csv_rows(&retry_dir.join("recipients.csv"));
+        let retried: Vec<String> = retried.iter().map(|r| r[0].to_string()).collect();
+        // Expected from the fixture: SMS's 96 answered ERROR; gateway's 93 was accepted before
+        // it failed (so it is not retried) and 95 was refused at acceptance.
+        let expected = if name == "sms" {
+            ["01020000796"]
+        } else {
+            ["01020000695"]
+        };
+        assert_eq!(retried, expected, "{name}");
+        for phone in &retried {
+            assert!(
+                !accepted.contains(phone),
+                "{name}: {phone} was accepted and must not be retried"
+            );
+        }
+        // The retry campaign validates as it stands.
+        let validate = run.msgbatch(&["validate", retry_dir.join("campaign.toml").to_str().unwrap(), "--json"]);
+        assert_eq!(
+            validate.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&validate.stderr)
+        );
+    }
+}

@@ -250,3 +250,51 @@ pub fn report(run_dir: &Path, out: Option<&Path>, json: bool) -> Result<ExitCode
     }
     Ok(ExitCode::SUCCESS)
 }
+
+pub fn reconcile(run_dir: &Path, ledger: &Path, json: bool) -> Result<ExitCode> {
+    let result = crate::reconcile::reconcile(run_dir, ledger)?;
+    if json {
+        output::json(&result)?;
+    } else {
+        for (class, [ledger_charged, ledger_refunded, report_charged, report_refunded]) in &result.classes {
+            let mark = if ledger_charged == report_charged && ledger_refunded == report_refunded {
+                "ok"
+            } else {
+                "DIFFERS"
+            };
+            println!(
+                "  {class:<13} ledger charged {ledger_charged} refunded {ledger_refunded} | report charged {report_charged} refunded {report_refunded}  {mark}"
+            );
+        }
+        println!(
+            "{} ledger entries, {} mismatch(es){}",
+            result.ledger_entries,
+            result.mismatches,
+            if result.mismatches > 0 {
+                format!(": see {}", result.mismatches_file.display())
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(if result.balanced {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+pub fn retry(run_dir: &Path, only: crate::retry::Only, out: Option<&Path>, json: bool) -> Result<ExitCode> {
+    let plan = crate::retry::plan(run_dir, only, out)?;
+    if json {
+        output::json(&plan)?;
+    } else {
+        println!("{} recipient(s) in {}", plan.recipients, plan.recipients_file.display());
+        if only == crate::retry::Only::Uncertain {
+            println!("warning: their earlier request may have reached the service; sending again may send twice");
+        }
+        println!("check it with: msgbatch validate {}", plan.campaign.display());
+        println!("send it with:  msgbatch run {}", plan.campaign.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -55,6 +55,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare a ledger export (the sandbox's /_sandbox/ledger JSON) with a run's report; write the mismatches.
+    Reconcile {
+        run_dir: PathBuf,
+        #[arg(long)]
+        ledger: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a campaign of a run's failed or uncertain recipients (never one whose message was accepted).
+    Retry {
+        run_dir: PathBuf,
+        #[arg(long, value_enum)]
+        only: crate::retry::Only,
+        /// Folder for the retry campaign (default: RUN_DIR-retry-ONLY beside the run).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read the final results of a gateway run into its checkpoint.
     Collect {
         run_dir: PathBuf,
@@ -342,6 +361,13 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
         }
         Command::Status { run_dir, json } => campaign::status(&run_dir, json),
         Command::Report { run_dir, out, json } => campaign::report(&run_dir, out.as_deref(), json),
+        Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
+        Command::Retry {
+            run_dir,
+            only,
+            out,
+            json,
+        } => campaign::retry(&run_dir, only, out.as_deref(), json),
         Command::Sandbox(args) => run_sandbox(args).await,
         Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,
         Command::Category { service } => manage::category(&client_from(&service)?, service.json).await,

@@ -1,0 +1,175 @@
+//! Reconciliation: a ledger export compared with the run's report, entry by entry and per billing class.
+
+use crate::api::ledger::{Ledger, LedgerKind};
+use crate::files;
+use crate::report::{self, charge_state};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One difference between the ledger and the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// `only_in_ledger`, `only_in_report` or `amount_differs`.
+    pub problem: String,
+    pub reference: String,
+    pub billing_class: String,
+    /// `charge` or `refund`.
+    pub entry: String,
+    pub ledger_amount: Option<i64>,
+    pub report_amount: Option<i64>,
+    pub row: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Reconciliation {
+    /// Per billing class: (ledger charged, ledger refunded, report charged, report refunded).
+    pub classes: BTreeMap<String, [i64; 4]>,
+    pub ledger_entries: u64,
+    pub mismatches: u64,
+    pub mismatches_file: PathBuf,
+    pub balanced: bool,
+}
+
+type Key = (String, String, String);
+
+/// Compares `ledger_path` (the sandbox's `/_sandbox/ledger` JSON) with the run's report and
+/// writes `reconcile.csv` (the mismatches) into the run directory.
+pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
+    let text = std::fs::read_to_string(ledger_path)
+        .with_context(|| format!("cannot read ledger {}", ledger_path.display()))?;
+    let ledger: Ledger = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a ledger export (the sandbox's /_sandbox/ledger JSON)",
+            ledger_path.display()
+        )
+    })?;
+    let summary = report::write(run_dir, None)?;
+    // What the report says the ledger must hold: (reference, class, entry) -> (amount, row).
+    let mut expected: BTreeMap<Key, (i64, u64)> = BTreeMap::new();
+    let mut reader = csv::Reader::from_path(run_dir.join("report.csv"))?;
+    for record in reader.records() {
+        let record = record?;
+        let field = |name: &str| {
+            report::COLUMNS
+                .iter()
+                .position(|c| *c == name)
+                .map(|i| record[i].to_string())
+                .unwrap_or_default()
+        };
+        let row: u64 = field("row").parse().unwrap_or(0);
+        let reference = if field("id").is_empty() {
+            field("uid")
+        } else {
+            field("id")
+        };
+        let amount = |name: &str| field(name).parse::<i64>().unwrap_or(0);
+        let class = field("billing_class");
+        match field("charge_state").as_str() {
+            charge_state::CHARGED | charge_state::PROVISIONAL | charge_state::DISPUTED => {
+                expected.insert(
+                    (reference.clone(), class.clone(), "charge".into()),
+                    (amount("amount"), row),
+                );
+            }
+            charge_state::REFUNDED => {
+                expected.insert(
+                    (reference.clone(), class.clone(), "charge".into()),
+                    (amount("amount"), row),
+                );
+                expected.insert(
+                    (reference.clone(), class.clone(), "refund".into()),
+                    (amount("amount"), row),
+                );
+            }
+            _ => {}
+        }
+        if field("fallback_sent") == "true" {
+            expected.insert(
+                (reference, field("fallback_class"), "charge".into()),
+                (amount("fallback_amount"), row),
+            );
+        }
+    }
+    let mut result = Reconciliation {
+        ledger_entries: ledger.entries.len() as u64,
+        ..Reconciliation::default()
+    };
+    let mut mismatches = Vec::new();
+    for entry in &ledger.entries {
+        let kind = match entry.kind {
+            LedgerKind::Charge => "charge",
+            LedgerKind::Refund => "refund",
+        };
+        let class = entry.billing_class.as_str().to_string();
+        let totals = result.classes.entry(class.clone()).or_default();
+        totals[if entry.kind == LedgerKind::Charge { 0 } else { 1 }] += entry.amount;
+        let key = (entry.reference.clone(), class.clone(), kind.to_string());
+        match expected.remove(&key) {
+            Some((amount, _)) if amount == entry.amount => {}
+            Some((amount, row)) => mismatches.push(Mismatch {
+                problem: "amount_differs".into(),
+                reference: entry.reference.clone(),
+                billing_class: class,
+                entry: kind.into(),
+                ledger_amount: Some(entry.amount),
+                report_amount: Some(amount),
+                row: Some(row),
+            }),
+            None => mismatches.push(Mismatch {
+                problem: "only_in_ledger".into(),
+                reference: entry.reference.clone(),
+                billing_class: class,
+                entry: kind.into(),
+                ledger_amount: Some(entry.amount),
+                report_amount: None,
+                row: None,
+            }),
+        }
+    }
+    for ((reference, class, kind), (amount, row)) in expected {
+        mismatches.push(Mismatch {
+            problem: "only_in_report".into(),
+            reference,
+            billing_class: class,
+            entry: kind,
+            ledger_amount: None,
+            report_amount: Some(amount),
+            row: Some(row),
+        });
+    }
+    for (class, totals) in &summary.classes {
+        let entry = result.classes.entry(class.clone()).or_default();
+        entry[2] += totals.charged;
+        entry[3] += totals.refunded;
+    }
+    let path = run_dir.join("reconcile.csv");
+    let mut writer = csv::Writer::from_writer(files::create_private(&path)?);
+    writer.write_record([
+        "problem",
+        "reference",
+        "billing_class",
+        "entry",
+        "ledger_amount",
+        "report_amount",
+        "row",
+    ])?;
+    let optional = |value: Option<i64>| value.map(|v| v.to_string()).unwrap_or_default();
+    for mismatch in &mismatches {
+        writer.write_record([
+            mismatch.problem.clone(),
+            mismatch.reference.clone(),
+            mismatch.billing_class.clone(),
+            mismatch.entry.clone(),
+            optional(mismatch.ledger_amount),
+            optional(mismatch.report_amount),
+            mismatch.row.map(|r| r.to_string()).unwrap_or_default(),
+        ])?;
+    }
+    writer.flush()?;
+    result.mismatches = mismatches.len() as u64;
+    result.mismatches_file = path;
+    result.balanced = mismatches.is_empty() && result.classes.values().all(|t| t[0] == t[2] && t[1] == t[3]);
+    Ok(result)
+}

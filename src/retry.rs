@@ -1,0 +1,188 @@
+//! Retry campaigns: a new campaign for the failed or uncertain recipients of a run, never one whose message was accepted.
+
+use crate::api::standard::status_accepted;
+use crate::campaign::Campaign;
+use crate::engine::checkpoint::Checkpoint;
+use crate::engine::{self, Refusal, CHECKPOINT_DIR};
+use crate::files;
+use crate::prepare::{self, Fate, PrepareError};
+use crate::report::{self, charge_state};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Which recipients to send again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Only {
+    /// The service answered that it did not take them (`ERR_*`, `CH_*` without a fallback,
+    /// `ERROR`, a gateway acceptance `FAILED`).
+    Failed,
+    /// Their request may or may not have reached the service. Sending them again may send twice.
+    Uncertain,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RetryPlan {
+    pub only: Only,
+    pub recipients: u64,
+    pub campaign: PathBuf,
+    pub recipients_file: PathBuf,
+}
+
+/// Whether a report row's message (or its fallback) was taken by the service: such a row is never retried.
+fn accepted(acceptance: &str, fallback_sent: bool, charge: &str) -> bool {
+    fallback_sent
+        || status_accepted(acceptance)
+        || acceptance == crate::api::gateway::acceptance::PENDING
+        || matches!(
+            charge,
+            charge_state::CHARGED | charge_state::REFUNDED | charge_state::PROVISIONAL | charge_state::DISPUTED
+        )
+}
+
+/// Writes `DIR/campaign.toml` and `DIR/recipients.csv` for the chosen subset of a run.
+pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan> {
+    report::write(run_dir, None)?;
+    let selected: HashSet<u64> = {
+        let mut reader = csv::Reader::from_path(run_dir.join("report.csv"))?;
+        let column = |name: &str| report::COLUMNS.iter().position(|c| *c == name).expect("pinned column");
+        let (row, acceptance, fallback, charge) = (
+            column("row"),
+            column("acceptance"),
+            column("fallback_sent"),
+            column("charge_state"),
+        );
+        let mut selected = HashSet::new();
+        for record in reader.records() {
+            let record = record?;
+            let status = &record[acceptance];
+            if accepted(status, &record[fallback] == "true", &record[charge]) {
+                continue;
+            }
+            let wanted = match only {
+                Only::Uncertain => status == "UNCERTAIN",
+                Only::Failed => {
+                    !matches!(status, "UNCERTAIN" | "PENDING" | "DUPLICATE" | "SUPPRESSED")
+                        && !status.starts_with("REJECTED")
+                }
+            };
+            if wanted {
+                selected.insert(record[row].parse::<u64>()?);
+            }
+        }
+        selected
+    };
+    let meta = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?
+        .meta()?
+        .ok_or_else(|| Refusal(format!("{} holds no scan: nothing to retry", run_dir.display())))?;
+    let campaign = Campaign::load(&meta.campaign_file)?;
+    engine::verify_unchanged(&campaign, &meta)?;
+    if selected.is_empty() {
+        bail!(Refusal(format!(
+            "{} has no {} recipient to retry",
+            run_dir.display(),
+            serde_json::to_value(only)?.as_str().unwrap_or("")
+        )));
+    }
+    let suffix = serde_json::to_value(only)?.as_str().unwrap_or("retry").to_string();
+    let out = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        let name = run_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
+        run_dir.with_file_name(format!("{name}-retry-{suffix}"))
+    });
+    files::create_private_dir(&out)?;
+    let recipients_file = out.join("recipients.csv");
+    let mut writer = csv::Writer::from_writer(files::create_private(&recipients_file)?);
+    let mut header = vec![campaign.recipients.phone_column.clone()];
+    header.extend(campaign.recipients.name_column.clone());
+    header.extend(campaign.recipients.variables.iter().map(|(_, column)| column.clone()));
+    writer.write_record(&header)?;
+    let mut written = 0u64;
+    let mut failure: Option<csv::Error> = None;
+    prepare::walk(
+        &campaign,
+        |row, fate| {
+            if let Fate::Valid(recipient) = fate {
+                if selected.contains(&row.row) {
+                    let mut record = vec![recipient.phone];
+                    if campaign.recipients.name_column.is_some() {
+                        record.push(recipient.name.unwrap_or_default());
+                    }
+                    record.extend(recipient.vars);
+                    if let Err(error) = writer.write_record(&record) {
+                        failure.get_or_insert(error);
+                        return Err(PrepareError::Stopped);
+                    }
+                    written += 1;
+                }
+            }
+            Ok(())
+        },
+        |_| {},
+    )?;
+    if let Some(error) = failure {
+        return Err(error.into());
+    }
+    writer.flush()?;
+    let campaign_file = out.join("campaign.toml");
+    let text = retry_campaign_text(&campaign, &recipients_file)?;
+    std::io::Write::write_all(&mut files::create_private(&campaign_file)?, text.as_bytes())?;
+    Ok(RetryPlan {
+        only,
+        recipients: written,
+        campaign: campaign_file,
+        recipients_file,
+    })
+}
+
+/// The original campaign pointed at the subset: same message and settings, every relative path
+/// made absolute, no fixed output folder.
+fn retry_campaign_text(campaign: &Campaign, recipients_file: &Path) -> Result<String> {
+    let original =
+        std::fs::read_to_string(&campaign.file).with_context(|| format!("cannot read {}", campaign.file.display()))?;
+    let mut document: toml::Table = toml::from_str(&original)?;
+    let base = campaign.file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let absolute = |value: &toml::Value| -> toml::Value {
+        match value.as_str() {
+            Some(path) if !Path::new(path).is_absolute() => toml::Value::String(base.join(path).display().to_string()),
+            _ => value.clone(),
+        }
+    };
+    if let Some(name) = document.get("name").and_then(|n| n.as_str()).map(str::to_string) {
+        document.insert("name".into(), toml::Value::String(format!("{name}-retry")));
+    }
+    if let Some(path) = document.get("sandbox_accounts").map(absolute) {
+        document.insert("sandbox_accounts".into(), path);
+    }
+    for (table, key) in [
+        ("message", "text_file"),
+        ("credentials", "api_key_file"),
+        ("recipients", "suppression"),
+    ] {
+        if let Some(section) = document.get_mut(table).and_then(|t| t.as_table_mut()) {
+            if let Some(path) = section.get(key).map(absolute) {
+                section.insert(key.into(), path);
+            }
+        }
+    }
+    let recipients = document
+        .get_mut("recipients")
+        .and_then(|t| t.as_table_mut())
+        .ok_or_else(|| Refusal("the campaign has no [recipients]".into()))?;
+    recipients.insert(
+        "path".into(),
+        toml::Value::String(recipients_file.display().to_string()),
+    );
+    recipients.insert("format".into(), toml::Value::String("csv".into()));
+    recipients.insert("encoding".into(), toml::Value::String("utf-8".into()));
+    document.remove("output");
+    Ok(format!(
+        "# Retry of {}: only the recipients listed in recipients.csv.\n{}",
+        campaign.file.display(),
+        toml::to_string(&document)?
+    ))
+}
