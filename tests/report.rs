@@ -73,6 +73,7 @@ fn message(kind: &str) -> String {
         "alimtalk" => "[message]\nservice = 1001\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}\"\nalter = true\ncallback_no = \"0212345678\"\n".into(),
         "brand-i" => "[message]\nservice = 2001\nchat_bubble_type = \"TEXT\"\ntext = \"(광고) 세일 무료거부 080-000-0000\"\nalter = true\ncallback_no = \"0212345678\"\n".into(),
         "brand-n" => "[message]\nservice = 2001\nchat_bubble_type = \"TEXT\"\ntargeting = \"N\"\nchannel_id = \"ch-demo-large\"\ntext = \"(광고) 세일 무료거부 080-000-0000\"\n".into(),
+        "brand-m" => "[message]\nservice = 2001\nchat_bubble_type = \"TEXT\"\ntargeting = \"M\"\nchannel_id = \"ch-demo-large\"\ntext = \"(광고) 세일 무료거부 080-000-0000\"\nalter = true\ncallback_no = \"0212345678\"\n".into(),
         "sms" => "[message]\nservice = 3001\ntext = \"#{name}님 주문 #{VAR1}\"\ncallback_no = \"0212345678\"\n".into(),
         "lms" => "[message]\nservice = 3001\nsubject = \"안내\"\ntext = \"#{name}님 주문 #{VAR1} 안내드립니다\"\ncallback_no = \"0212345678\"\n".into(),
         "gateway" => format!("[message]\nsender_key = \"{SENDER_KEY}\"\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}\"\nalter = true\ncallback_no = \"0212345678\"\n"),
@@ -82,7 +83,7 @@ fn message(kind: &str) -> String {
 
 fn kind_of(name: &str) -> &str {
     match name {
-        "brand-i" | "brand-n" => "brand",
+        "brand-i" | "brand-n" | "brand-m" => "brand",
         "gateway" => "gateway-alimtalk",
         other => other,
     }
@@ -242,7 +243,7 @@ fn ledger_totals(totals: BTreeMap<BillingClass, ClassTotals>) -> BTreeMap<String
 
 #[test]
 fn charged_and_refunded_totals_equal_the_sandbox_ledger_for_every_kind() {
-    for name in ["alimtalk", "brand-i", "brand-n", "sms", "lms", "gateway"] {
+    for name in ["alimtalk", "brand-i", "brand-n", "brand-m", "sms", "lms", "gateway"] {
         let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
         let run = Run::new(name, &sandbox.endpoint_toml());
         run.send(name == "gateway");
@@ -378,4 +379,72 @@ fn a_retry_of_failed_recipients_never_contains_an_accepted_one() {
             String::from_utf8_lossy(&validate.stderr)
         );
     }
+}
+
+#[test]
+fn an_interrupted_run_is_reported_with_its_pending_and_uncertain_rows() {
+    let sandbox = SandboxProcess::start();
+    let run = Run::new("sms", &sandbox.endpoint_toml());
+    // Chunks of 2: the crash after the third in-flight mark leaves done, uncertain and pending chunks.
+    let campaign = run.dir.path().join("campaign.toml");
+    let text = std::fs::read_to_string(&campaign).unwrap() + "[send]\nchunk_size = 2\nconcurrency = 1\n";
+    std::fs::write(&campaign, text).unwrap();
+    let out = run.run_dir();
+    let crashed = Command::new(BIN)
+        .env_clear()
+        .env("MSGBATCH_API_KEY", "sbx-demo-key")
+        .env("MSGBATCH_CLOCK", DAYTIME)
+        .env("MSGBATCH_FAILPOINT", "after-in-flight:3")
+        .args(["run", campaign.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_ne!(crashed.status.code(), Some(0));
+    let summary = run.report();
+    let (header, rows) = csv_rows(&out.join("report.csv"));
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let count = |value: &str| rows.iter().filter(|r| &r[at("acceptance")] == value).count() as u64;
+    let status = &summary["status"];
+    assert_eq!(
+        rows.len() as u64,
+        status["rows"].as_u64().unwrap(),
+        "every input row is reported"
+    );
+    assert_eq!(count("UNCERTAIN"), status["uncertain"].as_u64().unwrap());
+    assert_eq!(count("PENDING"), status["pending"].as_u64().unwrap());
+    assert_eq!(count("UNCERTAIN"), 2, "the chunk marked before the crash");
+    assert!(count("PENDING") > 0);
+    assert!(rows
+        .iter()
+        .filter(|r| &r[at("acceptance")] == "UNCERTAIN")
+        .all(|r| &r[at("charge_state")] == "uncertain"));
+}
+
+#[test]
+fn gateway_results_pending_beyond_the_horizon_are_provisional_in_the_report() {
+    // The sandbox's default: results settle only after 300 s.
+    let sandbox = SandboxProcess::start();
+    let run = Run::new("gateway", &sandbox.endpoint_toml());
+    run.send(false);
+    let out = run.run_dir();
+    let collected = run.msgbatch(&["collect", out.to_str().unwrap(), "--min-age", "0s", "--horizon", "0s"]);
+    assert_eq!(
+        collected.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&collected.stderr)
+    );
+    let summary = run.report();
+    let (header, rows) = csv_rows(&out.join("report.csv"));
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let accepted: Vec<_> = rows.iter().filter(|r| &r[at("acceptance")] == "GW_PENDING").collect();
+    assert!(!accepted.is_empty());
+    for row in &accepted {
+        assert_eq!(&row[at("charge_state")], "provisional");
+        assert_eq!(&row[at("final_result")], "GW_PENDING");
+    }
+    let price = Accounts::demo().groups[0].prices.alimtalk;
+    assert_eq!(
+        summary["classes"]["alimtalk"]["provisional"].as_i64(),
+        Some(price * accepted.len() as i64)
+    );
 }
