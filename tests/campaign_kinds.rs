@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::process::SandboxProcess;
+use common::process::{exec, path_str, Outcome, SandboxProcess};
 use msgbatch::api::ledger::{BillingClass, LedgerKind};
 use msgbatch::sandbox::Accounts;
 use msgbatch::text::euc_kr_len;
@@ -38,43 +38,6 @@ fn msgbatch(dir: &Path) -> Command {
         }
     }
     command
-}
-
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Outcome {
-    fn show(&self) -> String {
-        format!(
-            "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.show()))
-    }
-
-    fn expect_code(self, code: i32, what: &str) -> Outcome {
-        assert_eq!(self.code, Some(code), "{what}: {}", self.show());
-        self
-    }
-}
-
-fn exec(mut command: Command, args: &[&str]) -> Outcome {
-    let output = command.args(args).output().expect("msgbatch runs");
-    Outcome {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().expect("temporary paths are UTF-8")
 }
 
 /// `msgbatch run CAMPAIGN --out DIR --json`.

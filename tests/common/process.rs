@@ -3,8 +3,10 @@
 
 use msgbatch::api::ledger::{BillingClass, Ledger, SentCounts};
 use msgbatch::client::{ApiKey, Client, ClientConfig};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -136,4 +138,42 @@ impl Drop for SandboxProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// What a run of the binary printed and how it exited.
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Outcome {
+    pub fn show(&self) -> String {
+        format!(
+            "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.show()))
+    }
+
+    pub fn expect_code(self, code: i32, what: &str) -> Outcome {
+        assert_eq!(self.code, Some(code), "{what}: {}", self.show());
+        self
+    }
+}
+
+pub fn exec(mut command: Command, args: &[&str]) -> Outcome {
+    let output = command.args(args).output().expect("msgbatch runs");
+    Outcome {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
 }
