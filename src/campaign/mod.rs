@@ -657,6 +657,14 @@ impl Validator<'_> {
         if alter && file.callback_no.is_none() && kind != Kind::GatewayAlimtalk {
             return Err(self.error("message.callback_no", "is required when message.alter is true"));
         }
+        if alter && kind == Kind::Brand && send_type == SendType::Basic && file.alter_message.is_none() {
+            // The template's text lives at the service: without its own text the fallback's
+            // length, and so its SMS or LMS billing, could not be known or reported.
+            return Err(self.error(
+                "message.alter_message",
+                "is required for a BASIC brand message with alter = true",
+            ));
+        }
         let compiled = text.as_deref().map(Template::compile);
         if let Some(template) = &compiled {
             for placeholder in template.placeholders() {
@@ -816,6 +824,14 @@ name = "name"
             error.contains("message.chat_bubble_type") && error.contains("BASIC"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_basic_brand_fallback_needs_its_own_text() {
+        let brand = "kind = \"brand\"\n[message]\nservice = 2001\nchat_bubble_type = \"PREMIUM_VIDEO\"\nsend_type = \"BASIC\"\ntemplate = \"WINTER_SALE\"\nalter = true\ncallback_no = \"0212345678\"\n[recipients]\npath = \"a.csv\"\n";
+        let error = parse(brand).unwrap_err().to_string();
+        assert!(error.contains("message.alter_message"), "{error}");
+        assert!(parse(&brand.replace("alter = true", "alter = true\nalter_message = \"(광고) 세일\"")).is_ok());
     }
 
     #[test]
