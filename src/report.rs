@@ -386,33 +386,24 @@ fn tally(summary: &mut Summary, row: &ReportRow) {
         *summary.final_results.entry(row.final_result.clone()).or_default() += 1;
     }
     *summary.charge_states.entry(row.charge_state.clone()).or_default() += 1;
-    if !row.billing_class.is_empty() {
+    let billed = matches!(
+        row.charge_state.as_str(),
+        charge_state::CHARGED | charge_state::REFUNDED | charge_state::PROVISIONAL | charge_state::DISPUTED
+    );
+    if billed && !row.billing_class.is_empty() {
         let class = summary.classes.entry(row.billing_class.clone()).or_default();
         let amount = row.amount.unwrap_or(0);
-        match row.charge_state.as_str() {
-            charge_state::CHARGED => {
-                class.charged += amount;
-                class.charged_count += 1;
-            }
-            charge_state::REFUNDED => {
-                class.charged += amount;
-                class.charged_count += 1;
-                class.refunded += amount;
-                class.refunded_count += 1;
-            }
-            charge_state::PROVISIONAL => {
-                class.charged += amount;
-                class.charged_count += 1;
-                class.provisional += amount;
-                class.provisional_count += 1;
-            }
-            charge_state::DISPUTED => {
-                class.charged += amount;
-                class.charged_count += 1;
-                class.disputed += amount;
-                class.disputed_count += 1;
-            }
-            _ => {}
+        class.charged += amount;
+        class.charged_count += 1;
+        let also = match row.charge_state.as_str() {
+            charge_state::REFUNDED => Some((&mut class.refunded, &mut class.refunded_count)),
+            charge_state::PROVISIONAL => Some((&mut class.provisional, &mut class.provisional_count)),
+            charge_state::DISPUTED => Some((&mut class.disputed, &mut class.disputed_count)),
+            _ => None,
+        };
+        if let Some((total, count)) = also {
+            *total += amount;
+            *count += 1;
         }
     }
     if row.fallback_sent {
