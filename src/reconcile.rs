@@ -34,7 +34,7 @@ pub struct Reconciliation {
 
 type Key = (String, String, String);
 
-/// Compares `ledger_path` (the sandbox's `/_sandbox/ledger` JSON) with the run's report and
+/// Compares `ledger_path` (the sandbox's `/_sandbox/ledger` JSON) with the run's report rows and
 /// writes `reconcile.csv` (the mismatches) into the run directory.
 pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
     let text = std::fs::read_to_string(ledger_path)
@@ -45,53 +45,36 @@ pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
             ledger_path.display()
         )
     })?;
-    let summary = report::write(run_dir, None)?;
     // What the report says the ledger must hold: (reference, class, entry) -> (amount, row).
     let mut expected: BTreeMap<Key, (i64, u64)> = BTreeMap::new();
-    let mut reader = csv::Reader::from_path(run_dir.join("report.csv"))?;
-    for record in reader.records() {
-        let record = record?;
-        let field = |name: &str| {
-            report::COLUMNS
-                .iter()
-                .position(|c| *c == name)
-                .map(|i| record[i].to_string())
-                .unwrap_or_default()
-        };
-        let row: u64 = field("row").parse().unwrap_or(0);
-        let reference = if field("id").is_empty() {
-            field("uid")
+    let summary = report::RunRows::open(run_dir)?.walk(|row, _| {
+        let reference = if row.id.is_empty() {
+            row.uid.clone()
         } else {
-            field("id")
+            row.id.clone()
         };
-        let amount = |name: &str| field(name).parse::<i64>().unwrap_or(0);
-        let class = field("billing_class");
-        match field("charge_state").as_str() {
+        let amount = row.amount.unwrap_or(0);
+        let mut expect = |class: &str, entry: &str, amount: i64| {
+            expected.insert(
+                (reference.clone(), class.to_string(), entry.to_string()),
+                (amount, row.row),
+            );
+        };
+        match row.charge_state.as_str() {
             charge_state::CHARGED | charge_state::PROVISIONAL | charge_state::DISPUTED => {
-                expected.insert(
-                    (reference.clone(), class.clone(), "charge".into()),
-                    (amount("amount"), row),
-                );
+                expect(&row.billing_class, "charge", amount)
             }
             charge_state::REFUNDED => {
-                expected.insert(
-                    (reference.clone(), class.clone(), "charge".into()),
-                    (amount("amount"), row),
-                );
-                expected.insert(
-                    (reference.clone(), class.clone(), "refund".into()),
-                    (amount("amount"), row),
-                );
+                expect(&row.billing_class, "charge", amount);
+                expect(&row.billing_class, "refund", amount);
             }
             _ => {}
         }
-        if field("fallback_sent") == "true" {
-            expected.insert(
-                (reference, field("fallback_class"), "charge".into()),
-                (amount("fallback_amount"), row),
-            );
+        if row.fallback_sent {
+            expect(&row.fallback_class, "charge", row.fallback_amount.unwrap_or(0));
         }
-    }
+        Ok(())
+    })?;
     let mut result = Reconciliation {
         ledger_entries: ledger.entries.len() as u64,
         ..Reconciliation::default()

@@ -198,16 +198,85 @@ fn charge(
     }
 }
 
+/// A run opened for reading its rows: the checkpoint, and the campaign checked unchanged.
+pub struct RunRows {
+    checkpoint: Checkpoint,
+    meta: crate::engine::checkpoint::RunMeta,
+    campaign: Campaign,
+}
+
+impl RunRows {
+    pub fn open(run_dir: &Path) -> Result<RunRows> {
+        let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
+        let meta = checkpoint
+            .meta()?
+            .ok_or_else(|| Refusal(format!("{} holds no scan yet: nothing was sent", run_dir.display())))?;
+        let campaign = Campaign::load(&meta.campaign_file)?;
+        engine::verify_unchanged(&campaign, &meta)?;
+        Ok(RunRows {
+            checkpoint,
+            meta,
+            campaign,
+        })
+    }
+
+    pub fn campaign(&self) -> &Campaign {
+        &self.campaign
+    }
+
+    /// Every input row as a report line, in input order, with its recipient when it was valid;
+    /// answers the summary of them all.
+    pub fn walk(&self, mut on_row: impl FnMut(&ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
+        let (checkpoint, meta, campaign) = (&self.checkpoint, &self.meta, &self.campaign);
+        let records: HashMap<ChunkKey, ChunkRecord> = checkpoint.chunk_records()?;
+        let pricing = Pricing {
+            prices: campaign.prices.clone(),
+        };
+        let mut summary = Summary {
+            campaign: meta.campaign_file.clone(),
+            kind: meta.kind.clone(),
+            status: engine::status_of(checkpoint, meta)?,
+            prices_known: campaign.prices.is_some(),
+            ..Summary::default()
+        };
+        let mut cursors: HashMap<Lane, LaneCursor> = HashMap::new();
+        let chunk_size = meta.chunk_size as u64;
+        let mut failure: Option<anyhow::Error> = None;
+        let walked = prepare::walk(
+            campaign,
+            |reference: RowRef, fate: Fate| {
+                let built = build_row(
+                    campaign,
+                    checkpoint,
+                    &records,
+                    &mut cursors,
+                    chunk_size,
+                    reference,
+                    fate,
+                    &pricing,
+                );
+                let handled = built.and_then(|(row, recipient)| {
+                    tally(&mut summary, &row);
+                    on_row(&row, recipient.as_ref())
+                });
+                handled.map_err(|error| {
+                    failure.get_or_insert(error);
+                    PrepareError::Stopped
+                })
+            },
+            |_| {},
+        );
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        walked?;
+        Ok(summary)
+    }
+}
+
 /// Writes the report of a run: `report.csv`, `report.parquet`, `summary.json`, `summary.md`, `summary.html`.
 pub fn write(run_dir: &Path, out: Option<&Path>) -> Result<Summary> {
-    let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
-    let meta = checkpoint
-        .meta()?
-        .ok_or_else(|| Refusal(format!("{} holds no scan yet: nothing to report", run_dir.display())))?;
-    let campaign = Campaign::load(&meta.campaign_file)?;
-    engine::verify_unchanged(&campaign, &meta)?;
-    let status = engine::status_of(&checkpoint, &meta)?;
-    let records: HashMap<ChunkKey, ChunkRecord> = checkpoint.chunk_records()?;
+    let rows = RunRows::open(run_dir)?;
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
     files::create_private_dir(&out)?;
     let csv_path = out.join("report.csv");
@@ -215,52 +284,10 @@ pub fn write(run_dir: &Path, out: Option<&Path>) -> Result<Summary> {
     let mut csv_writer = csv::Writer::from_writer(files::create_private(&csv_path)?);
     csv_writer.write_record(COLUMNS)?;
     let mut parquet = ParquetSink::create(&parquet_path)?;
-    let pricing = Pricing {
-        prices: campaign.prices.clone(),
-    };
-    let mut summary = Summary {
-        campaign: meta.campaign_file.clone(),
-        kind: meta.kind.clone(),
-        status,
-        prices_known: campaign.prices.is_some(),
-        ..Summary::default()
-    };
-    let mut cursors: HashMap<Lane, LaneCursor> = HashMap::new();
-    let chunk_size = meta.chunk_size as u64;
-    let mut failure: Option<anyhow::Error> = None;
-    let walked = prepare::walk(
-        &campaign,
-        |reference: RowRef, fate: Fate| {
-            let row = match build_row(
-                &campaign,
-                &checkpoint,
-                &records,
-                &mut cursors,
-                chunk_size,
-                reference,
-                fate,
-                &pricing,
-            ) {
-                Ok(row) => row,
-                Err(error) => {
-                    failure.get_or_insert(error);
-                    return Err(PrepareError::Stopped);
-                }
-            };
-            tally(&mut summary, &row);
-            let written = write_csv_row(&mut csv_writer, &row).and_then(|()| parquet.push(row));
-            if let Err(error) = written {
-                failure.get_or_insert(error);
-                return Err(PrepareError::Stopped);
-            }
-            Ok(())
-        },
-        |_| {},
-    );
-    if let Some(error) = failure {
-        return Err(error);
-    }
-    walked?;
+    let mut summary = rows.walk(|row, _| {
+        write_csv_row(&mut csv_writer, row)?;
+        parquet.push(row.clone())
+    })?;
     csv_writer.flush()?;
     parquet.finish()?;
     summary.files = vec![csv_path, parquet_path];
@@ -288,7 +315,7 @@ fn build_row(
     reference: RowRef,
     fate: Fate,
     pricing: &Pricing,
-) -> Result<ReportRow> {
+) -> Result<(ReportRow, Option<Recipient>)> {
     let mut row = ReportRow {
         row: reference.row,
         kind: campaign.kind.as_str().to_string(),
@@ -301,7 +328,7 @@ fn build_row(
             row.name = reference.name.unwrap_or_default();
             row.acceptance = format!("REJECTED:{}", rejection.reason.as_str());
             row.error = format!("{}: {}", rejection.column, rejection.detail);
-            return Ok(row);
+            return Ok((row, None));
         }
         Fate::Suppressed | Fate::Duplicate => {
             row.phone = reference.phone.unwrap_or_default();
@@ -312,7 +339,7 @@ fn build_row(
                 "DUPLICATE"
             }
             .into();
-            return Ok(row);
+            return Ok((row, None));
         }
         Fate::Valid(recipient) => recipient,
     };
@@ -334,13 +361,13 @@ fn build_row(
     };
     let Some(record) = records.get(&key) else {
         row.acceptance = "PENDING".into();
-        return Ok(row);
+        return Ok((row, Some(recipient)));
     };
     if record.state == ChunkState::InFlight {
         row.acceptance = "UNCERTAIN".into();
         row.charge_state = charge_state::UNCERTAIN.into();
         row.error = record.note.clone().unwrap_or_default();
-        return Ok(row);
+        return Ok((row, Some(recipient)));
     }
     if cursor.loaded.as_ref().is_none_or(|(loaded, _)| *loaded != index) {
         cursor.loaded = Some((index, checkpoint.results(key)?.unwrap_or_default()));
@@ -372,7 +399,7 @@ fn build_row(
         row.final_result = result.status.clone();
     }
     charge(&mut row, campaign, &recipient, result, pricing);
-    Ok(row)
+    Ok((row, Some(recipient)))
 }
 
 /// Adds a row to the summary. A class's `charged` counts every charge made, including those

@@ -2,14 +2,11 @@
 
 use crate::api::standard::status_accepted;
 use crate::campaign::Campaign;
-use crate::engine::checkpoint::Checkpoint;
-use crate::engine::{self, Refusal, CHECKPOINT_DIR};
+use crate::engine::Refusal;
 use crate::files;
-use crate::prepare::{self, Fate, PrepareError};
 use crate::report::{self, charge_state};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Which recipients to send again.
@@ -43,49 +40,23 @@ fn accepted(acceptance: &str, fallback_sent: bool, charge: &str) -> bool {
 }
 
 /// Writes `DIR/campaign.toml` and `DIR/recipients.csv` for the chosen subset of a run.
-pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan> {
-    report::write(run_dir, None)?;
-    let selected: HashSet<u64> = {
-        let mut reader = csv::Reader::from_path(run_dir.join("report.csv"))?;
-        let column = |name: &str| report::COLUMNS.iter().position(|c| *c == name).expect("pinned column");
-        let (row, acceptance, fallback, charge) = (
-            column("row"),
-            column("acceptance"),
-            column("fallback_sent"),
-            column("charge_state"),
-        );
-        let mut selected = HashSet::new();
-        for record in reader.records() {
-            let record = record?;
-            let status = &record[acceptance];
-            if accepted(status, &record[fallback] == "true", &record[charge]) {
-                continue;
-            }
-            let wanted = match only {
-                Only::Uncertain => status == "UNCERTAIN",
-                Only::Failed => {
-                    !matches!(status, "UNCERTAIN" | "PENDING" | "DUPLICATE" | "SUPPRESSED")
-                        && !status.starts_with("REJECTED")
-                }
-            };
-            if wanted {
-                selected.insert(record[row].parse::<u64>()?);
-            }
-        }
-        selected
-    };
-    let meta = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?
-        .meta()?
-        .ok_or_else(|| Refusal(format!("{} holds no scan: nothing to retry", run_dir.display())))?;
-    let campaign = Campaign::load(&meta.campaign_file)?;
-    engine::verify_unchanged(&campaign, &meta)?;
-    if selected.is_empty() {
-        bail!(Refusal(format!(
-            "{} has no {} recipient to retry",
-            run_dir.display(),
-            serde_json::to_value(only)?.as_str().unwrap_or("")
-        )));
+/// Whether a report row is one `only` asks for.
+fn wanted(row: &report::ReportRow, only: Only) -> bool {
+    let status = row.acceptance.as_str();
+    if accepted(status, row.fallback_sent, &row.charge_state) {
+        return false;
     }
+    match only {
+        Only::Uncertain => status == "UNCERTAIN",
+        Only::Failed => {
+            !matches!(status, "UNCERTAIN" | "PENDING" | "DUPLICATE" | "SUPPRESSED") && !status.starts_with("REJECTED")
+        }
+    }
+}
+
+pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan> {
+    let rows = report::RunRows::open(run_dir)?;
+    let campaign = rows.campaign();
     let suffix = serde_json::to_value(only)?.as_str().unwrap_or("retry").to_string();
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| {
         let name = run_dir
@@ -102,34 +73,29 @@ pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan>
     header.extend(campaign.recipients.variables.iter().map(|(_, column)| column.clone()));
     writer.write_record(&header)?;
     let mut written = 0u64;
-    let mut failure: Option<csv::Error> = None;
-    prepare::walk(
-        &campaign,
-        |row, fate| {
-            if let Fate::Valid(recipient) = fate {
-                if selected.contains(&row.row) {
-                    let mut record = vec![recipient.phone];
-                    if campaign.recipients.name_column.is_some() {
-                        record.push(recipient.name.unwrap_or_default());
-                    }
-                    record.extend(recipient.vars);
-                    if let Err(error) = writer.write_record(&record) {
-                        failure.get_or_insert(error);
-                        return Err(PrepareError::Stopped);
-                    }
-                    written += 1;
-                }
-            }
-            Ok(())
-        },
-        |_| {},
-    )?;
-    if let Some(error) = failure {
-        return Err(error.into());
-    }
+    rows.walk(|row, recipient| {
+        let Some(recipient) = recipient.filter(|_| wanted(row, only)) else {
+            return Ok(());
+        };
+        let mut record = vec![recipient.phone.clone()];
+        if campaign.recipients.name_column.is_some() {
+            record.push(recipient.name.clone().unwrap_or_default());
+        }
+        record.extend(recipient.vars.iter().cloned());
+        writer.write_record(&record)?;
+        written += 1;
+        Ok(())
+    })?;
     writer.flush()?;
+    if written == 0 {
+        std::fs::remove_dir_all(&out).ok();
+        bail!(Refusal(format!(
+            "{} has no {suffix} recipient to retry",
+            run_dir.display()
+        )));
+    }
     let campaign_file = out.join("campaign.toml");
-    let text = retry_campaign_text(&campaign, &recipients_file)?;
+    let text = retry_campaign_text(campaign, &recipients_file)?;
     std::io::Write::write_all(&mut files::create_private(&campaign_file)?, text.as_bytes())?;
     Ok(RetryPlan {
         only,
