@@ -2,19 +2,17 @@
 
 mod common;
 
-use common::process::{exec, path_str, Outcome, SandboxProcess};
+use common::process::{exec, msgbatch_at, path_str, Outcome, SandboxProcess};
 use msgbatch::api::ledger::BillingClass;
 use msgbatch::text::euc_kr_len;
 use polars::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
 /// A Monday morning in Seoul: outside every quiet-hours window.
 const DAYTIME: &str = "2026-11-23T11:00:00+09:00";
-const DEMO_KEY: &str = "sbx-demo-key";
 const SMS_MAX: usize = 90;
 const NOTIFICATION_MAX_CHARS: usize = 1_000;
 const ORDER_SHIPPED: &str = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}";
@@ -23,23 +21,6 @@ const AD_SMS: &str = "(광고) #{name}님 겨울 세일 쿠폰 #{VAR1}\\n무료�
 
 // ---------------------------------------------------------------------------------------------
 // Running the binary.
-
-/// The binary with an empty environment plus PATH/HOME, the clock at `clock` and the demo key.
-fn msgbatch_at(dir: &Path, clock: &str) -> Command {
-    let mut command = Command::new(BIN);
-    command
-        .env_clear()
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .env("MSGBATCH_CLOCK", clock)
-        .env("MSGBATCH_API_KEY", DEMO_KEY);
-    for key in ["PATH", "HOME"] {
-        if let Some(value) = std::env::var_os(key) {
-            command.env(key, value);
-        }
-    }
-    command
-}
 
 fn msgbatch(dir: &Path) -> Command {
     msgbatch_at(dir, DAYTIME)

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::process::{exec, path_str, Outcome, SandboxProcess};
+use common::process::{exec, msgbatch_at, path_str, Outcome, SandboxProcess};
 use msgbatch::api::ledger::{BillingClass, LedgerKind};
 use msgbatch::sandbox::Accounts;
 use msgbatch::text::euc_kr_len;
@@ -10,12 +10,10 @@ use polars::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
 /// A Monday morning in Seoul: outside every quiet-hours window.
 const DAYTIME: &str = "2026-11-23T11:00:00+09:00";
-const DEMO_KEY: &str = "sbx-demo-key";
 const DEMO_GROUP: &str = "demo";
 const SENDER_KEY: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f001234567";
 const SMS_MAX: usize = 90;
@@ -25,19 +23,7 @@ const SMS_MAX: usize = 90;
 
 /// The binary with an empty environment plus PATH/HOME, a daytime clock and the demo key.
 fn msgbatch(dir: &Path) -> Command {
-    let mut command = Command::new(BIN);
-    command
-        .env_clear()
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .env("MSGBATCH_CLOCK", DAYTIME)
-        .env("MSGBATCH_API_KEY", DEMO_KEY);
-    for key in ["PATH", "HOME"] {
-        if let Some(value) = std::env::var_os(key) {
-            command.env(key, value);
-        }
-    }
-    command
+    msgbatch_at(dir, DAYTIME)
 }
 
 /// `msgbatch run CAMPAIGN --out DIR --json`.
@@ -353,21 +339,8 @@ fn predict(kind: Kind, number: &str, p: &Person) -> Prediction {
 
 fn price(class: BillingClass) -> i64 {
     let accounts = Accounts::demo();
-    let prices = &accounts
-        .groups
-        .iter()
-        .find(|g| g.id == DEMO_GROUP)
-        .expect("demo group")
-        .prices;
-    match class {
-        BillingClass::Alimtalk => prices.alimtalk,
-        BillingClass::BmFriend => prices.bm_friend,
-        BillingClass::BmNonfriend => prices.bm_nonfriend,
-        BillingClass::Sms => prices.sms,
-        BillingClass::Lms => prices.lms,
-        BillingClass::FallbackSms => prices.fallback_sms,
-        BillingClass::FallbackLms => prices.fallback_lms,
-    }
+    let group = accounts.groups.iter().find(|g| g.id == DEMO_GROUP).expect("demo group");
+    group.prices.of(class)
 }
 
 /// Everything a run of `kind` over `people` should report, computed from the fixture.

@@ -2,126 +2,40 @@
 
 mod common;
 
+use common::process::SandboxProcess;
 use common::*;
 use msgbatch::api::channel::{Channel, SenderProfile};
 use msgbatch::api::gateway::{GatewayAlimTalkRequest, GatewaySendResponse, SendRecord};
 use msgbatch::api::GatewayNumberEntry;
-use msgbatch::client::{ApiKey, Client, ClientConfig};
 use msgbatch::sandbox::accounts::DEMO_ACCOUNTS;
 use msgbatch::sandbox::Accounts;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
-const LISTENING: &str = "sandbox listening on http://";
-const START_LIMIT: Duration = Duration::from_secs(30);
 
-/// A `msgbatch sandbox` child process, killed and reaped when dropped (also when a test fails).
-struct SandboxProcess {
-    child: Child,
-    addr: String,
+/// Starts `msgbatch sandbox --listen 127.0.0.1:0 --settle-after 0s` plus `extra`.
+fn start_sandbox(extra: &[&str]) -> SandboxProcess {
+    let mut args = vec!["--settle-after", "0s"];
+    args.extend_from_slice(extra);
+    let process = SandboxProcess::start_with(&args);
+    assert!(
+        !process.addr.ends_with(":0"),
+        "port 0 was replaced by the real port: {}",
+        process.addr
+    );
+    process
 }
 
-impl SandboxProcess {
-    /// Starts `msgbatch sandbox --listen 127.0.0.1:0 --settle-after 0s` plus `extra` and learns its
-    /// address from the first stderr line.
-    fn start(extra: &[&str]) -> SandboxProcess {
-        let mut command = Command::new(BIN);
-        command
-            .env_clear()
-            .args(["sandbox", "--listen", "127.0.0.1:0", "--settle-after", "0s"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().expect("msgbatch sandbox starts");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        // The guard exists before anything can fail, so the child is always killed.
-        let mut process = SandboxProcess {
-            child,
-            addr: String::new(),
-        };
-        let (lines_tx, lines_rx) = mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            // Keep draining after the address line so the child never blocks on a full pipe.
-            let mut reader = BufReader::new(stderr);
-            let mut buffer = Vec::new();
-            loop {
-                buffer.clear();
-                match reader.read_until(b'\n', &mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let _ = lines_tx.send(String::from_utf8_lossy(&buffer).trim_end().to_string());
-                    }
-                }
-            }
-        });
-        let deadline = Instant::now() + START_LIMIT;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines_rx.recv_timeout(left) {
-                Ok(line) => {
-                    if let Some(addr) = line.strip_prefix(LISTENING) {
-                        process.addr = addr.trim().to_string();
-                        break;
-                    }
-                    seen.push(line);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    panic!("no `{LISTENING}` line within {START_LIMIT:?}; stderr so far: {seen:?}")
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    panic!("the sandbox closed stderr before listening; stderr: {seen:?}")
-                }
-            }
-        }
-        assert!(
-            !process.addr.ends_with(":0"),
-            "port 0 was replaced by the real port: {}",
-            process.addr
-        );
-        process
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://{}/standard", self.addr)
-    }
-
-    fn gateway_url(&self) -> String {
-        format!("http://{}/gateway", self.addr)
-    }
-
-    fn root_url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// A management command against this sandbox, endpoints and credentials from the environment.
-    fn command(&self, api_key: &str) -> Command {
-        let mut command = bare_command();
-        command
-            .env("MSGBATCH_API_KEY", api_key)
-            .env("MSGBATCH_GROUP_ID", DEMO_GROUP)
-            .env("MSGBATCH_BASE_URL", self.base_url())
-            .env("MSGBATCH_GATEWAY_URL", self.gateway_url());
-        command
-    }
-
-    /// A library client of the demo group against this sandbox.
-    fn client(&self) -> Client {
-        let config = ClientConfig::new(self.base_url(), self.gateway_url(), ApiKey::new(DEMO_KEY), DEMO_GROUP);
-        Client::new(config).expect("client builds")
-    }
-}
-
-impl Drop for SandboxProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A management command against a sandbox, endpoints and credentials from the environment.
+fn management(sandbox: &SandboxProcess, api_key: &str) -> Command {
+    let mut command = bare_command();
+    command
+        .env("MSGBATCH_API_KEY", api_key)
+        .env("MSGBATCH_GROUP_ID", DEMO_GROUP)
+        .env("MSGBATCH_BASE_URL", sandbox.base_url())
+        .env("MSGBATCH_GATEWAY_URL", sandbox.gateway_url());
+    command
 }
 
 /// The binary with an empty environment, so nothing from the test's environment leaks in.
@@ -233,18 +147,18 @@ fn print_accounts_prints_toml_that_parses() {
 
 #[test]
 fn sandbox_on_port_zero_reports_its_address_and_serves() {
-    let sandbox = SandboxProcess::start(&[]);
+    let sandbox = start_sandbox(&[]);
     let port: u16 = sandbox.addr.rsplit(':').next().unwrap().parse().expect("a port number");
     assert_ne!(port, 0);
-    run(&mut sandbox.command(DEMO_KEY), &["category"]).expect_success("category against the reported address");
+    run(&mut management(&sandbox, DEMO_KEY), &["category"]).expect_success("category against the reported address");
 }
 
 // --- channel ---
 
 #[test]
 fn channel_list_text_names_the_demo_channels() {
-    let sandbox = SandboxProcess::start(&[]);
-    let run = run(&mut sandbox.command(DEMO_KEY), &["channel", "list"]).expect_success("channel list");
+    let sandbox = start_sandbox(&[]);
+    let run = run(&mut management(&sandbox, DEMO_KEY), &["channel", "list"]).expect_success("channel list");
     assert!(run.stdout.contains("ch-demo-large"), "{}", run.stdout);
     assert!(run.stdout.contains("ch-demo-small"), "{}", run.stdout);
     assert!(run.stdout.contains("2 channel(s)"), "{}", run.stdout);
@@ -252,8 +166,9 @@ fn channel_list_text_names_the_demo_channels() {
 
 #[test]
 fn channel_list_json_is_an_array_of_channels() {
-    let sandbox = SandboxProcess::start(&[]);
-    let run = run(&mut sandbox.command(DEMO_KEY), &["channel", "list", "--json"]).expect_success("channel list --json");
+    let sandbox = start_sandbox(&[]);
+    let run =
+        run(&mut management(&sandbox, DEMO_KEY), &["channel", "list", "--json"]).expect_success("channel list --json");
     let value: serde_json::Value = run.json();
     let items = value.as_array().expect("a JSON array");
     assert_eq!(items.len(), 2, "{value}");
@@ -265,7 +180,7 @@ fn channel_list_json_is_an_array_of_channels() {
 
 #[test]
 fn endpoints_given_as_flags_work_like_the_environment() {
-    let sandbox = SandboxProcess::start(&[]);
+    let sandbox = start_sandbox(&[]);
     let mut command = bare_command();
     command
         .env("MSGBATCH_API_KEY", DEMO_KEY)
@@ -293,8 +208,8 @@ fn endpoints_given_as_flags_work_like_the_environment() {
 
 #[test]
 fn channel_create_get_update_delete_round_trip() {
-    let sandbox = SandboxProcess::start(&[]);
-    let cmd = || sandbox.command(DEMO_KEY);
+    let sandbox = start_sandbox(&[]);
+    let cmd = || management(&sandbox, DEMO_KEY);
 
     let created: Channel = run(
         &mut cmd(),
@@ -363,8 +278,8 @@ fn channel_create_get_update_delete_round_trip() {
 
 #[test]
 fn category_json_lists_the_category_codes() {
-    let sandbox = SandboxProcess::start(&[]);
-    let run = run(&mut sandbox.command(DEMO_KEY), &["category", "--json"]).expect_success("category --json");
+    let sandbox = start_sandbox(&[]);
+    let run = run(&mut management(&sandbox, DEMO_KEY), &["category", "--json"]).expect_success("category --json");
     let value: serde_json::Value = run.json();
     let codes: Vec<&str> = value["categories"]
         .as_array()
@@ -377,12 +292,12 @@ fn category_json_lists_the_category_codes() {
 
 #[tokio::test]
 async fn sender_token_then_issue_then_status() {
-    let sandbox = SandboxProcess::start(&[]);
+    let sandbox = start_sandbox(&[]);
     let phone = "01012345678";
     let yellow_id = "_cliShop";
 
     let token_run = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["sender", "token", "--phone", phone, "--yellow-id", yellow_id],
     )
     .expect_success("sender token");
@@ -409,7 +324,7 @@ async fn sender_token_then_issue_then_status() {
         .clone();
 
     let profile: SenderProfile = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &[
             "sender",
             "issue",
@@ -430,7 +345,7 @@ async fn sender_token_then_issue_then_status() {
     assert_eq!(profile.status, "IN_REVIEW", "demo accounts issue profiles in review");
 
     let status = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["sender", "status", &profile.sender_key],
     )
     .expect_success("sender status");
@@ -438,7 +353,7 @@ async fn sender_token_then_issue_then_status() {
     assert!(status.stdout.contains("IN_REVIEW"), "{}", status.stdout);
 
     let status_json: SenderProfile = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["sender", "status", &profile.sender_key, "--json"],
     )
     .expect_success("sender status --json")
@@ -447,7 +362,7 @@ async fn sender_token_then_issue_then_status() {
 
     // A token is used once.
     run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &[
             "sender",
             "issue",
@@ -478,13 +393,13 @@ async fn gateway_send(sandbox: &SandboxProcess, numbers: &[&str]) -> GatewaySend
 
 #[tokio::test]
 async fn result_group_and_get_show_a_gateway_send() {
-    let sandbox = SandboxProcess::start(&[]);
+    let sandbox = start_sandbox(&[]);
     let ok_number = "01012345678";
     let failed_number = "01055550093";
     let response = gateway_send(&sandbox, &[ok_number, failed_number]).await;
 
     let records: Vec<SendRecord> = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["result", "group", &response.send_group_id, "--json"],
     )
     .expect_success("result group --json")
@@ -500,26 +415,26 @@ async fn result_group_and_get_show_a_gateway_send() {
     }
 
     let text = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["result", "group", &response.send_group_id],
     )
     .expect_success("result group");
     assert!(text.stdout.contains("2 record(s): FAILED 1, OK 1"), "{}", text.stdout);
 
     let ok_id = &response.results.iter().find(|r| r.mobile == ok_number).unwrap().id;
-    let record: SendRecord = run(&mut sandbox.command(DEMO_KEY), &["result", "get", ok_id, "--json"])
+    let record: SendRecord = run(&mut management(&sandbox, DEMO_KEY), &["result", "get", ok_id, "--json"])
         .expect_success("result get --json")
         .json();
     assert_eq!(&record.id, ok_id);
     assert_eq!(record.result.as_deref(), Some("OK"));
     assert_eq!(record.send_group_id.as_deref(), Some(response.send_group_id.as_str()));
 
-    let text = run(&mut sandbox.command(DEMO_KEY), &["result", "get", ok_id]).expect_success("result get");
+    let text = run(&mut management(&sandbox, DEMO_KEY), &["result", "get", ok_id]).expect_success("result get");
     assert!(text.stdout.contains(ok_id.as_str()), "{}", text.stdout);
     assert!(text.stdout.contains("OK"), "{}", text.stdout);
 
     let missing = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["result", "get", "00000000-0000-0000-0000-000000000000"],
     )
     .expect_failure("result get of an unknown id");
@@ -528,11 +443,11 @@ async fn result_group_and_get_show_a_gateway_send() {
 
 #[tokio::test]
 async fn result_group_text_masks_phone_numbers() {
-    let sandbox = SandboxProcess::start(&[]);
+    let sandbox = start_sandbox(&[]);
     let numbers = ["01012345678", "01098760093"];
     let response = gateway_send(&sandbox, &numbers).await;
     let text = run(
-        &mut sandbox.command(DEMO_KEY),
+        &mut management(&sandbox, DEMO_KEY),
         &["result", "group", &response.send_group_id],
     )
     .expect_success("result group");
@@ -561,7 +476,7 @@ const INVALID_SECRET: &str = "sbx-SECRET-invalid-0d1e88b4";
 fn api_key_from_env_is_never_printed() {
     let dir = tempfile::tempdir().unwrap();
     let accounts = accounts_file_with_key(dir.path(), VALID_SECRET);
-    let sandbox = SandboxProcess::start(&["--accounts", accounts.to_str().unwrap()]);
+    let sandbox = start_sandbox(&["--accounts", accounts.to_str().unwrap()]);
 
     for args in [
         &["channel", "list"][..],
@@ -569,12 +484,12 @@ fn api_key_from_env_is_never_printed() {
         &["category"],
         &["sender", "token", "--phone", "01012345678", "--yellow-id", "_keyShop"],
     ] {
-        run(&mut sandbox.command(VALID_SECRET), args)
+        run(&mut management(&sandbox, VALID_SECRET), args)
             .expect_success(&args.join(" "))
             .assert_never_shows(VALID_SECRET);
     }
     // An answer that is an error, with the most verbose logging.
-    let mut verbose = sandbox.command(VALID_SECRET);
+    let mut verbose = management(&sandbox, VALID_SECRET);
     verbose.env("MSGBATCH_LOG", "trace");
     let missing = run(&mut verbose, &["channel", "get", "no-such-channel"]).expect_failure("unknown channel");
     assert!(missing.stderr.contains("404"), "{}", missing.stderr);
@@ -585,7 +500,7 @@ fn api_key_from_env_is_never_printed() {
         &["result", "get", "x"],
         &["category", "--json"],
     ] {
-        let mut verbose = sandbox.command(INVALID_SECRET);
+        let mut verbose = management(&sandbox, INVALID_SECRET);
         verbose.env("MSGBATCH_LOG", "trace");
         let run = run(&mut verbose, args).expect_failure("a wrong key");
         assert!(run.stderr.contains("ERR_102"), "{}", run.stderr);
@@ -597,14 +512,14 @@ fn api_key_from_env_is_never_printed() {
 fn api_key_from_file_is_never_printed() {
     let dir = tempfile::tempdir().unwrap();
     let accounts = accounts_file_with_key(dir.path(), VALID_SECRET);
-    let sandbox = SandboxProcess::start(&["--accounts", accounts.to_str().unwrap()]);
+    let sandbox = start_sandbox(&["--accounts", accounts.to_str().unwrap()]);
     let valid_file = dir.path().join("valid.key");
     let invalid_file = dir.path().join("invalid.key");
     std::fs::write(&valid_file, format!("{VALID_SECRET}\n")).unwrap();
     std::fs::write(&invalid_file, format!("{INVALID_SECRET}\n")).unwrap();
 
     let from_file = |file: &Path| {
-        let mut command = sandbox.command("");
+        let mut command = management(&sandbox, "");
         command
             .env_remove("MSGBATCH_API_KEY")
             .env("MSGBATCH_API_KEY_FILE", file);
@@ -637,8 +552,12 @@ fn missing_api_key_fails_naming_the_variable() {
 
 #[test]
 fn wrong_key_is_a_service_error_with_its_code() {
-    let sandbox = SandboxProcess::start(&[]);
-    let run = run(&mut sandbox.command("sbx-not-a-key"), &["channel", "list", "--json"]).expect_failure("wrong key");
+    let sandbox = start_sandbox(&[]);
+    let run = run(
+        &mut management(&sandbox, "sbx-not-a-key"),
+        &["channel", "list", "--json"],
+    )
+    .expect_failure("wrong key");
     assert!(run.stderr.contains("ERR_102"), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "no JSON for a failure: {}", run.stdout);
 }

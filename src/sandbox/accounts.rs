@@ -2,6 +2,7 @@
 
 use crate::api::channel::{sender_status, Category};
 use crate::api::gateway::GatewayButton;
+use crate::api::ledger::BillingClass;
 use crate::api::standard::ChatBubbleType;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -157,6 +158,21 @@ pub struct Prices {
     pub lms: i64,
     pub fallback_sms: i64,
     pub fallback_lms: i64,
+}
+
+impl Prices {
+    /// The price of one message of `class`.
+    pub fn of(&self, class: BillingClass) -> i64 {
+        match class {
+            BillingClass::Alimtalk => self.alimtalk,
+            BillingClass::BmFriend => self.bm_friend,
+            BillingClass::BmNonfriend => self.bm_nonfriend,
+            BillingClass::Sms => self.sms,
+            BillingClass::Lms => self.lms,
+            BillingClass::FallbackSms => self.fallback_sms,
+            BillingClass::FallbackLms => self.fallback_lms,
+        }
+    }
 }
 
 /// A notification template: `service` ties it to the standard deployment, `sender_key` to the gateway.

@@ -299,19 +299,6 @@ impl GroupState {
         uid
     }
 
-    fn price(&self, class: BillingClass) -> i64 {
-        let prices = &self.config.prices;
-        match class {
-            BillingClass::Alimtalk => prices.alimtalk,
-            BillingClass::BmFriend => prices.bm_friend,
-            BillingClass::BmNonfriend => prices.bm_nonfriend,
-            BillingClass::Sms => prices.sms,
-            BillingClass::Lms => prices.lms,
-            BillingClass::FallbackSms => prices.fallback_sms,
-            BillingClass::FallbackLms => prices.fallback_lms,
-        }
-    }
-
     /// Charges one message, or answers `None` when the balance does not cover it.
     fn charge(
         &mut self,
@@ -320,7 +307,7 @@ impl GroupState {
         reference: String,
         send_group_id: Option<&str>,
     ) -> Option<i64> {
-        let amount = self.price(class);
+        let amount = self.config.prices.of(class);
         if amount > self.balance {
             return None;
         }

@@ -19,7 +19,8 @@ const DEMO_GROUP: &str = "demo";
 /// A sandbox child process with the demo accounts, killed when dropped.
 pub struct SandboxProcess {
     child: Child,
-    addr: String,
+    /// `127.0.0.1:PORT`, as the sandbox reported it.
+    pub addr: String,
 }
 
 impl SandboxProcess {
@@ -75,20 +76,32 @@ impl SandboxProcess {
         process
     }
 
+    /// `{base_url}` of the standard deployment.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/standard", self.addr)
+    }
+
+    /// `{gateway_url}` of the gateway deployment.
+    pub fn gateway_url(&self) -> String {
+        format!("http://{}/gateway", self.addr)
+    }
+
+    /// Root URL of the admin paths.
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
     pub fn endpoint_toml(&self) -> String {
         format!(
-            "endpoint = {{ base_url = \"http://{0}/standard\", gateway_url = \"http://{0}/gateway\" }}\n",
-            self.addr
+            "endpoint = {{ base_url = \"{}\", gateway_url = \"{}\" }}\n",
+            self.base_url(),
+            self.gateway_url()
         )
     }
 
+    /// A library client of the demo group against this sandbox.
     pub fn client(&self) -> Client {
-        let config = ClientConfig::new(
-            format!("http://{}/standard", self.addr),
-            format!("http://{}/gateway", self.addr),
-            ApiKey::new(DEMO_KEY),
-            DEMO_GROUP,
-        );
+        let config = ClientConfig::new(self.base_url(), self.gateway_url(), ApiKey::new(DEMO_KEY), DEMO_GROUP);
         Client::new(config).expect("client builds")
     }
 
@@ -101,17 +114,15 @@ impl SandboxProcess {
 
     pub fn ledger(&self) -> Ledger {
         let client = self.client();
-        let root = format!("http://{}", self.addr);
         Self::runtime()
-            .block_on(client.sandbox_admin(root).ledger())
+            .block_on(client.sandbox_admin(self.root_url()).ledger())
             .expect("GET /_sandbox/ledger")
     }
 
     pub fn sent(&self) -> SentCounts {
         let client = self.client();
-        let root = format!("http://{}", self.addr);
         Self::runtime()
-            .block_on(client.sandbox_admin(root).sent())
+            .block_on(client.sandbox_admin(self.root_url()).sent())
             .expect("GET /_sandbox/sent")
     }
 
@@ -176,4 +187,21 @@ pub fn exec(mut command: Command, args: &[&str]) -> Outcome {
 
 pub fn path_str(path: &Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")
+}
+
+/// The binary with an empty environment plus PATH/HOME, the clock at `clock` and the demo key.
+pub fn msgbatch_at(dir: &Path, clock: &str) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .env_clear()
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("MSGBATCH_CLOCK", clock)
+        .env("MSGBATCH_API_KEY", DEMO_KEY);
+    for key in ["PATH", "HOME"] {
+        if let Some(value) = std::env::var_os(key) {
+            command.env(key, value);
+        }
+    }
+    command
 }
