@@ -1,7 +1,6 @@
 //! Reading, rendering and sorting every input row: rejected, suppressed, duplicate or valid in a lane, with the accounting.
 
 use crate::api::ledger::BillingClass;
-use crate::api::standard::SendType;
 use crate::campaign::{Campaign, InputFormat, Kind, Lane};
 use crate::input::phone_set::PhoneSet;
 use crate::input::{self, ColumnSpec, InputError, RawRow};
@@ -112,7 +111,6 @@ pub enum PrepareError {
 /// What classification needs of the campaign, computed once.
 pub struct Classifier {
     kind: Kind,
-    basic_brand: bool,
     template: Option<crate::template::Template>,
     variable_keys: Vec<String>,
     variable_columns: Vec<String>,
@@ -152,8 +150,7 @@ impl Classifier {
         };
         Ok(Classifier {
             kind: campaign.kind,
-            basic_brand: campaign.kind == Kind::Brand && campaign.message.send_type == SendType::Basic,
-            template: campaign.message.compiled.clone(),
+            template: campaign.lane_text().cloned(),
             variable_keys: campaign.recipients.variables.iter().map(|(k, _)| k.clone()).collect(),
             variable_columns: campaign.recipients.variables.iter().map(|(_, c)| c.clone()).collect(),
             phone_column: campaign.recipients.phone_column.clone(),
@@ -207,7 +204,7 @@ impl Classifier {
             values: &row.vars,
         };
         let lane = match &self.template {
-            Some(template) if !self.basic_brand => {
+            Some(template) => {
                 if let Err(missing) = template.render_into(&vars, buffer) {
                     let column = self.column_of(&missing.key);
                     return self.reject(
@@ -221,7 +218,7 @@ impl Classifier {
                     Err((reason, detail)) => return self.reject(reason, "message", detail),
                 }
             }
-            _ => {
+            None => {
                 // A BASIC brand template lives at the service (and a FREE image message has no
                 // text): every mapped variable must have a value.
                 for (index, value) in row.vars.iter().enumerate() {
@@ -509,7 +506,7 @@ pub fn warnings(campaign: &Campaign) -> Vec<String> {
     if !campaign.is_advertising() {
         return warnings;
     }
-    let Some(text) = campaign.message.text.as_deref() else {
+    let Some(text) = campaign.message_text() else {
         if campaign.kind == Kind::Brand {
             warnings.push("advertising: the template's text is not known here; check it starts with (광고) and carries a free opt-out line".into());
         }
@@ -533,7 +530,7 @@ fn estimate(campaign: &Campaign, scan: &Scan) -> Option<BTreeMap<BillingClass, i
     for (lane, count) in &scan.per_lane {
         let class = match lane {
             Lane::Alimtalk | Lane::Gateway => BillingClass::Alimtalk,
-            Lane::Brand if campaign.message.targeting.reaches_non_friends() => BillingClass::BmNonfriend,
+            Lane::Brand if campaign.reaches_non_friends() => BillingClass::BmNonfriend,
             Lane::Brand => BillingClass::BmFriend,
             Lane::Sms => BillingClass::Sms,
             Lane::Lms => BillingClass::Lms,

@@ -123,7 +123,7 @@ impl Pricing {
 fn primary_class(campaign: &Campaign, lane: Lane) -> BillingClass {
     match lane {
         Lane::Alimtalk | Lane::Gateway => BillingClass::Alimtalk,
-        Lane::Brand if campaign.message.targeting.reaches_non_friends() => BillingClass::BmNonfriend,
+        Lane::Brand if campaign.reaches_non_friends() => BillingClass::BmNonfriend,
         Lane::Brand => BillingClass::BmFriend,
         Lane::Sms => BillingClass::Sms,
         Lane::Lms => BillingClass::Lms,
@@ -132,8 +132,7 @@ fn primary_class(campaign: &Campaign, lane: Lane) -> BillingClass {
 
 /// The fallback text's class: SMS when it fits 90 EUC-KR bytes, else LMS.
 fn fallback_class(campaign: &Campaign, recipient: &Recipient) -> Option<BillingClass> {
-    let message = &campaign.message;
-    let source = message.alter_message.as_deref().or(message.text.as_deref())?;
+    let source = campaign.fallback_text()?;
     let vars: crate::api::MappingEntry = crate::api::MappingEntry {
         name: recipient.name.clone(),
         vars: campaign
@@ -170,7 +169,7 @@ fn charge(
             (false, _) => (charge_state::NOT_CHARGED, zero),
             (true, final_result::OK) => (charge_state::CHARGED, price),
             (true, final_result::FAILED) => {
-                fallback = campaign.message.alter;
+                fallback = campaign.fallback_text().is_some();
                 (charge_state::REFUNDED, price)
             }
             (true, final_result::GIVEUP) => (charge_state::DISPUTED, price),
@@ -186,7 +185,7 @@ fn charge(
         row.amount = zero;
         // Rule 4: a CH_* failure with `alter` sends a fallback SMS.
         fallback = result.status.starts_with("CH_")
-            && campaign.message.alter
+            && campaign.fallback_text().is_some()
             && matches!(recipient.lane, Lane::Alimtalk | Lane::Brand);
     }
     if fallback {

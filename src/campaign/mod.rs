@@ -331,6 +331,33 @@ impl Campaign {
         }
     }
 
+    /// The compiled text whose filled length decides a recipient's lane; `None` when the text
+    /// lives at the service (a BASIC brand template) or the kind has none (a FREE image message).
+    pub fn lane_text(&self) -> Option<&Template> {
+        if self.kind == Kind::Brand && self.message.send_type == SendType::Basic {
+            return None;
+        }
+        self.message.compiled.as_ref()
+    }
+
+    /// The message text as written in the campaign (`text` or the contents of `text_file`).
+    pub fn message_text(&self) -> Option<&str> {
+        self.message.text.as_deref()
+    }
+
+    /// The text of the fallback SMS/LMS sent when `alter` is true: `alter_message`, else the message text.
+    pub fn fallback_text(&self) -> Option<&str> {
+        if !self.message.alter {
+            return None;
+        }
+        self.message.alter_message.as_deref().or(self.message.text.as_deref())
+    }
+
+    /// Whether brand targeting reaches non-friends (`N`, `M`): billed as `bm_nonfriend`.
+    pub fn reaches_non_friends(&self) -> bool {
+        self.message.targeting.reaches_non_friends()
+    }
+
     /// The lanes this campaign may use.
     pub fn lanes(&self) -> Vec<Lane> {
         match self.kind {

@@ -4,7 +4,7 @@ mod campaign;
 mod manage;
 mod output;
 
-use crate::client::{ApiKey, Client, ClientConfig};
+use crate::client::Client;
 use crate::engine::RunOptions;
 use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
 use anyhow::{bail, Context, Result};
@@ -279,37 +279,9 @@ pub enum ResultAction {
     },
 }
 
-/// Environment variables holding the credentials.
-pub const ENV_API_KEY: &str = "MSGBATCH_API_KEY";
-pub const ENV_API_KEY_FILE: &str = "MSGBATCH_API_KEY_FILE";
-pub const ENV_GROUP_ID: &str = "MSGBATCH_GROUP_ID";
-
-/// Reads the API key from `MSGBATCH_API_KEY` or the file named by `MSGBATCH_API_KEY_FILE`.
-pub fn api_key_from_env() -> Result<ApiKey> {
-    if let Ok(key) = std::env::var(ENV_API_KEY) {
-        if !key.trim().is_empty() {
-            return Ok(ApiKey::new(key.trim()));
-        }
-    }
-    if let Ok(path) = std::env::var(ENV_API_KEY_FILE) {
-        let key = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read the API key file {path} ({ENV_API_KEY_FILE})"))?;
-        if key.trim().is_empty() {
-            bail!("the API key file {path} ({ENV_API_KEY_FILE}) is empty");
-        }
-        return Ok(ApiKey::new(key.trim()));
-    }
-    bail!("no API key: set {ENV_API_KEY}, or {ENV_API_KEY_FILE} to a file holding it")
-}
-
 fn client_from(service: &ServiceArgs) -> Result<Client> {
-    let api_key = api_key_from_env()?;
-    let group_id = std::env::var(ENV_GROUP_ID)
-        .ok()
-        .filter(|g| !g.trim().is_empty())
-        .with_context(|| format!("no group: set {ENV_GROUP_ID}"))?;
-    let config = ClientConfig::new(&service.base_url, &service.gateway_url, api_key, group_id.trim());
-    Ok(Client::new(config)?)
+    let credentials = crate::engine::session::management_credentials();
+    crate::engine::session::client(&service.base_url, &service.gateway_url, &credentials)
 }
 
 /// Runs the parsed command and returns the process exit status.

@@ -4,19 +4,20 @@ pub mod checkpoint;
 pub mod collect;
 mod pace;
 pub mod progress;
+pub mod session;
 mod wire;
 
 use crate::campaign::quiet::{now_kst, QuietWindow};
 use crate::campaign::{Campaign, Endpoint, Lane, QuietHoursMode};
-use crate::client::{ApiKey, Client, ClientConfig, ErrorKind};
+use crate::client::{Client, ErrorKind};
 use crate::failpoint;
 use crate::files;
 use crate::prepare::{self, Fate, PrepareError, Recipient, RejectsWriter, Scan};
-use crate::sandbox::{Accounts, SandboxHandle};
 use anyhow::{anyhow, bail, Context, Result};
 use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RecipientResult, RunMeta};
 use progress::Progress;
 use serde::Serialize;
+use session::Session;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -140,7 +141,7 @@ fn fingerprint_file(path: &Path) -> Result<String> {
 fn campaign_fingerprint(campaign: &Campaign) -> Result<String> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(fingerprint_file(&campaign.file)?.as_bytes());
-    hasher.update(campaign.message.text.as_deref().unwrap_or("").as_bytes());
+    hasher.update(campaign.message_text().unwrap_or("").as_bytes());
     if let Some(path) = &campaign.recipients.suppression {
         hasher.update(fingerprint_file(path)?.as_bytes());
     }
@@ -196,79 +197,6 @@ pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result
     Ok(scan)
 }
 
-/// The service connection of a run, and the in-process sandbox behind it when the endpoint is `sandbox`.
-struct Session {
-    client: Client,
-    _sandbox: Option<SandboxHandle>,
-}
-
-async fn connect(campaign: &Campaign) -> Result<Session> {
-    let (base_url, gateway_url, api_key, group_id, sandbox) = match &campaign.endpoint {
-        Endpoint::Sandbox { accounts } => {
-            let accounts = match accounts {
-                Some(path) => Accounts::load(path)?,
-                None => Accounts::demo(),
-            };
-            // The sandbox's own accounts, never the environment's key: a production key has no business here.
-            let group = match &campaign.credentials.group_id {
-                Some(id) => accounts.groups.iter().find(|g| &g.id == id).ok_or_else(|| {
-                    Refusal(format!(
-                        "credentials.group_id {id:?} is not a group of the sandbox accounts"
-                    ))
-                })?,
-                None => accounts
-                    .groups
-                    .first()
-                    .ok_or_else(|| Refusal("the sandbox accounts have no group".into()))?,
-            };
-            let (key, id) = (ApiKey::new(group.api_key.clone()), group.id.clone());
-            let handle = SandboxHandle::start(accounts.clone())
-                .await
-                .context("cannot start the in-process sandbox")?;
-            (handle.base_url(), handle.gateway_url(), key, id, Some(handle))
-        }
-        Endpoint::Urls { base_url, gateway_url } => {
-            let credentials = &campaign.credentials;
-            let key = match std::env::var(&credentials.api_key_env)
-                .ok()
-                .filter(|k| !k.trim().is_empty())
-            {
-                Some(key) => ApiKey::new(key.trim()),
-                None => match &credentials.api_key_file {
-                    Some(path) => {
-                        let text = std::fs::read_to_string(path)
-                            .with_context(|| format!("cannot read credentials.api_key_file {}", path.display()))?;
-                        ApiKey::new(text.trim())
-                    }
-                    None => bail!(Refusal(format!(
-                        "no API key: set {} (or credentials.api_key_file in the campaign)",
-                        credentials.api_key_env
-                    ))),
-                },
-            };
-            let group = match &credentials.group_id {
-                Some(id) => id.clone(),
-                None => std::env::var(&credentials.group_id_env)
-                    .ok()
-                    .filter(|g| !g.trim().is_empty())
-                    .ok_or_else(|| {
-                        Refusal(format!(
-                            "no group: set {} (or credentials.group_id in the campaign)",
-                            credentials.group_id_env
-                        ))
-                    })?,
-            };
-            (base_url.clone(), gateway_url.clone(), key, group, None)
-        }
-    };
-    let mut config = ClientConfig::new(base_url, gateway_url, api_key, group_id);
-    config.timeout = std::time::Duration::from_secs(campaign.send.timeout_secs);
-    Ok(Session {
-        client: Client::new(config)?,
-        _sandbox: sandbox,
-    })
-}
-
 fn default_run_dir(campaign: &Campaign) -> PathBuf {
     let stamp = chrono::Utc::now()
         .with_timezone(&crate::campaign::quiet::kst())
@@ -311,7 +239,7 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     files::create_private_dir(&run_dir)
         .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), true)?;
-    let session = connect(&campaign).await?;
+    let session = Session::connect(&campaign).await?;
     let campaign_fingerprint = campaign_fingerprint(&campaign)?;
     let input_fingerprint = fingerprint_file(&campaign.recipients.path)?;
     let campaign_text = std::fs::read(&campaign.file).context("cannot read the campaign file")?;
@@ -361,7 +289,7 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
     let campaign = Campaign::load(&meta.campaign_file)?;
     verify_unchanged(&campaign, &meta)?;
     check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
-    let session = connect(&campaign).await?;
+    let session = Session::connect(&campaign).await?;
     let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
     Ok(report)
 }
@@ -410,7 +338,7 @@ pub async fn collect_results(run_dir: &Path, options: &collect::CollectOptions) 
             run_dir.display()
         )));
     }
-    let session = connect(&campaign).await?;
+    let session = Session::connect(&campaign).await?;
     let report = collect::collect(&checkpoint, &meta, &session.client, options).await?;
     checkpoint.flush()?;
     Ok(report)
