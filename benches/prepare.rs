@@ -4,7 +4,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use msgbatch::campaign::Campaign;
 use msgbatch::input::RawRow;
-use msgbatch::prepare::{Classifier, Fate};
+use msgbatch::plan::{Classifier, Fate};
 use std::path::Path;
 
 const BATCH: usize = 16 * 1024;

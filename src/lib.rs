@@ -9,7 +9,7 @@ pub mod failpoint;
 pub mod files;
 pub mod input;
 pub mod phone;
-pub mod prepare;
+pub mod plan;
 pub mod reconcile;
 pub mod report;
 pub mod retry;

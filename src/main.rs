@@ -1,6 +1,7 @@
 //! The `msgbatch` command: parse arguments, run, print errors with their cause chain, exit with a status.
 
 use clap::Parser;
+use msgbatch::cli::exit::Exit;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -24,17 +25,13 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(msgbatch::cli::run(cli)) {
-        Ok(code) => code,
+        Ok(exit) => exit.into(),
         Err(error) => {
             eprintln!("msgbatch: error: {error}");
             for cause in error.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            if msgbatch::cli::is_refusal(&error) {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
+            Exit::of_error(&error).into()
         }
     }
 }

@@ -1,22 +1,40 @@
 //! Reconciliation: a ledger export compared with the run's report, entry by entry and per billing class.
 
+use crate::api::ledger::BillingClass;
 use crate::api::ledger::{Ledger, LedgerKind};
 use crate::files;
-use crate::report::{self, charge_state};
+use crate::report::{self, ChargeState};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// How the ledger and the report disagree on an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    OnlyInLedger,
+    OnlyInReport,
+    AmountDiffers,
+}
+
+impl Problem {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Problem::OnlyInLedger => "only_in_ledger",
+            Problem::OnlyInReport => "only_in_report",
+            Problem::AmountDiffers => "amount_differs",
+        }
+    }
+}
+
 /// One difference between the ledger and the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Mismatch {
-    /// `only_in_ledger`, `only_in_report` or `amount_differs`.
-    pub problem: String,
+    pub problem: Problem,
     pub reference: String,
-    pub billing_class: String,
-    /// `charge` or `refund`.
-    pub entry: String,
+    pub billing_class: BillingClass,
+    pub entry: LedgerKind,
     pub ledger_amount: Option<i64>,
     pub report_amount: Option<i64>,
     pub row: Option<u64>,
@@ -25,14 +43,14 @@ pub struct Mismatch {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Reconciliation {
     /// Per billing class: (ledger charged, ledger refunded, report charged, report refunded).
-    pub classes: BTreeMap<String, [i64; 4]>,
+    pub classes: BTreeMap<BillingClass, [i64; 4]>,
     pub ledger_entries: u64,
     pub mismatches: u64,
     pub mismatches_file: PathBuf,
     pub balanced: bool,
 }
 
-type Key = (String, String, String);
+type Key = (String, BillingClass, LedgerKind);
 
 /// Compares `ledger_path` (the sandbox's `/_sandbox/ledger` JSON) with the run's report rows and
 /// writes `reconcile.csv` (the mismatches) into the run directory.
@@ -54,24 +72,17 @@ pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
             row.id.clone()
         };
         let amount = row.amount.unwrap_or(0);
-        let mut expect = |class: &str, entry: &str, amount: i64| {
-            expected.insert(
-                (reference.clone(), class.to_string(), entry.to_string()),
-                (amount, row.row),
-            );
+        let mut expect = |class: BillingClass, entry: LedgerKind, amount: i64| {
+            expected.insert((reference.clone(), class, entry), (amount, row.row));
         };
-        match row.charge_state.as_str() {
-            charge_state::CHARGED | charge_state::PROVISIONAL | charge_state::DISPUTED => {
-                expect(&row.billing_class, "charge", amount)
+        if let (true, Some(class)) = (row.charge_state.billed(), row.billing_class) {
+            expect(class, LedgerKind::Charge, amount);
+            if row.charge_state == ChargeState::Refunded {
+                expect(class, LedgerKind::Refund, amount);
             }
-            charge_state::REFUNDED => {
-                expect(&row.billing_class, "charge", amount);
-                expect(&row.billing_class, "refund", amount);
-            }
-            _ => {}
         }
-        if row.fallback_sent {
-            expect(&row.fallback_class, "charge", row.fallback_amount.unwrap_or(0));
+        if let Some(class) = row.fallback {
+            expect(class, LedgerKind::Charge, row.fallback_amount.unwrap_or(0));
         }
         Ok(())
     })?;
@@ -81,49 +92,37 @@ pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
     };
     let mut mismatches = Vec::new();
     for entry in &ledger.entries {
-        let kind = match entry.kind {
-            LedgerKind::Charge => "charge",
-            LedgerKind::Refund => "refund",
-        };
-        let class = entry.billing_class.as_str().to_string();
-        let totals = result.classes.entry(class.clone()).or_default();
+        let totals = result.classes.entry(entry.billing_class).or_default();
         totals[if entry.kind == LedgerKind::Charge { 0 } else { 1 }] += entry.amount;
-        let key = (entry.reference.clone(), class.clone(), kind.to_string());
-        match expected.remove(&key) {
-            Some((amount, _)) if amount == entry.amount => {}
-            Some((amount, row)) => mismatches.push(Mismatch {
-                problem: "amount_differs".into(),
-                reference: entry.reference.clone(),
-                billing_class: class,
-                entry: kind.into(),
-                ledger_amount: Some(entry.amount),
-                report_amount: Some(amount),
-                row: Some(row),
-            }),
-            None => mismatches.push(Mismatch {
-                problem: "only_in_ledger".into(),
-                reference: entry.reference.clone(),
-                billing_class: class,
-                entry: kind.into(),
-                ledger_amount: Some(entry.amount),
-                report_amount: None,
-                row: None,
-            }),
-        }
-    }
-    for ((reference, class, kind), (amount, row)) in expected {
+        let key = (entry.reference.clone(), entry.billing_class, entry.kind);
+        let (problem, report_amount, row) = match expected.remove(&key) {
+            Some((amount, _)) if amount == entry.amount => continue,
+            Some((amount, row)) => (Problem::AmountDiffers, Some(amount), Some(row)),
+            None => (Problem::OnlyInLedger, None, None),
+        };
         mismatches.push(Mismatch {
-            problem: "only_in_report".into(),
+            problem,
+            reference: entry.reference.clone(),
+            billing_class: entry.billing_class,
+            entry: entry.kind,
+            ledger_amount: Some(entry.amount),
+            report_amount,
+            row,
+        });
+    }
+    for ((reference, billing_class, entry), (amount, row)) in expected {
+        mismatches.push(Mismatch {
+            problem: Problem::OnlyInReport,
             reference,
-            billing_class: class,
-            entry: kind,
+            billing_class,
+            entry,
             ledger_amount: None,
             report_amount: Some(amount),
             row: Some(row),
         });
     }
     for (class, totals) in &summary.classes {
-        let entry = result.classes.entry(class.clone()).or_default();
+        let entry = result.classes.entry(*class).or_default();
         entry[2] += totals.charged;
         entry[3] += totals.refunded;
     }
@@ -141,10 +140,10 @@ pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
     let optional = |value: Option<i64>| value.map(|v| v.to_string()).unwrap_or_default();
     for mismatch in &mismatches {
         writer.write_record([
-            mismatch.problem.clone(),
+            mismatch.problem.as_str().to_string(),
             mismatch.reference.clone(),
-            mismatch.billing_class.clone(),
-            mismatch.entry.clone(),
+            mismatch.billing_class.as_str().to_string(),
+            mismatch.entry.as_str().to_string(),
             optional(mismatch.ledger_amount),
             optional(mismatch.report_amount),
             mismatch.row.map(|r| r.to_string()).unwrap_or_default(),

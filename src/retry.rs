@@ -1,10 +1,9 @@
 //! Retry campaigns: a new campaign for the failed or uncertain recipients of a run, never one whose message was accepted.
 
-use crate::api::standard::status_accepted;
 use crate::campaign::Campaign;
 use crate::engine::Refusal;
 use crate::files;
-use crate::report::{self, charge_state};
+use crate::report::{self, Outcome, ReportRow};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -28,32 +27,18 @@ pub struct RetryPlan {
     pub recipients_file: PathBuf,
 }
 
-/// Whether a report row's message (or its fallback) was taken by the service: such a row is never retried.
-fn accepted(acceptance: &str, fallback_sent: bool, charge: &str) -> bool {
-    fallback_sent
-        || status_accepted(acceptance)
-        || acceptance == crate::api::gateway::acceptance::PENDING
-        || matches!(
-            charge,
-            charge_state::CHARGED | charge_state::REFUNDED | charge_state::PROVISIONAL | charge_state::DISPUTED
-        )
-}
-
-/// Writes `DIR/campaign.toml` and `DIR/recipients.csv` for the chosen subset of a run.
-/// Whether a report row is one `only` asks for.
-fn wanted(row: &report::ReportRow, only: Only) -> bool {
-    let status = row.acceptance.as_str();
-    if accepted(status, row.fallback_sent, &row.charge_state) {
+/// Whether a report row is one `only` asks for; a row whose message or fallback the service took never is.
+fn wanted(row: &ReportRow, only: Only) -> bool {
+    if row.taken() {
         return false;
     }
     match only {
-        Only::Uncertain => status == "UNCERTAIN",
-        Only::Failed => {
-            !matches!(status, "UNCERTAIN" | "PENDING" | "DUPLICATE" | "SUPPRESSED") && !status.starts_with("REJECTED")
-        }
+        Only::Uncertain => row.outcome == Outcome::Uncertain,
+        Only::Failed => matches!(row.outcome, Outcome::Answered { .. }),
     }
 }
 
+/// Writes `DIR/campaign.toml` and `DIR/recipients.csv` for the chosen subset of a run.
 pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan> {
     let rows = report::RunRows::open(run_dir)?;
     let campaign = rows.campaign();

@@ -561,3 +561,20 @@ fn wrong_key_is_a_service_error_with_its_code() {
     assert!(run.stderr.contains("ERR_102"), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "no JSON for a failure: {}", run.stdout);
 }
+
+#[test]
+fn a_zero_poll_interval_or_a_bad_duration_is_refused_before_anything_runs() {
+    for (flag, value) in [
+        ("--poll-every", "0s"),
+        ("--min-age", "soon"),
+        ("--horizon", "5 fortnights"),
+    ] {
+        let output = bare_command()
+            .args(["collect", "no-such-run", flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+    }
+}

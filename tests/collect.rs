@@ -103,7 +103,7 @@ impl Gateway {
             "--min-age",
             "0s",
             "--poll-every",
-            "0s",
+            "10ms",
         ];
         args.extend_from_slice(extra);
         let output = self.command(&args).output().unwrap();

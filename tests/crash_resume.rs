@@ -3,7 +3,7 @@
 use msgbatch::api::ledger::SentCounts;
 use msgbatch::campaign::Lane;
 use msgbatch::client::{ApiKey, Client, ClientConfig};
-use msgbatch::engine::checkpoint::{ChunkRecord, ChunkState};
+use msgbatch::engine::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState};
 use msgbatch::sandbox::accounts::FaultConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -502,6 +502,12 @@ max_attempts = {}
             &format!("msgbatch resume (resend_uncertain {resend_uncertain})"),
         )
         .finish()
+    }
+
+    fn run_report(&self) -> Finished {
+        let mut command = self.command(&["report"]);
+        command.arg(&self.run_dir);
+        Running::spawn(command, "msgbatch report").finish()
     }
 
     fn status(&self) -> Status {
@@ -1020,6 +1026,80 @@ fn resume_refuses_when_one_byte_of_the_recipients_file_changed_and_sends_nothing
     std::fs::write(&fx.csv, &original).unwrap();
     fx.resume(false).expect_code(EXIT_INCOMPLETE);
     assert_eq!(fx.audit().status.pending, 0, "with the file as it was, resume goes on");
+}
+
+/// Rewrites the checkpoint of a run no process holds: `change` edits the records by chunk index.
+fn edit_checkpoint(fx: &Fixture, change: impl FnOnce(&mut BTreeMap<usize, ChunkRecord>)) {
+    let checkpoint = Checkpoint::open(&fx.run_dir.join("checkpoint"), false).expect("checkpoint opens");
+    let before = checkpoint.chunk_records().expect("records read");
+    let mut records: BTreeMap<usize, ChunkRecord> = before.iter().map(|(k, r)| (k.index as usize, r.clone())).collect();
+    change(&mut records);
+    for key in before.keys() {
+        if !records.contains_key(&(key.index as usize)) {
+            checkpoint.release(*key).expect("record removed");
+        }
+    }
+    let rewritten: Vec<(ChunkKey, ChunkRecord)> = records
+        .into_iter()
+        .map(|(index, record)| {
+            let key = ChunkKey {
+                lane: Lane::Sms,
+                index: index as u32,
+            };
+            (key, record)
+        })
+        .collect();
+    checkpoint.record_in_flight(&rewritten).expect("records written");
+    checkpoint.flush().expect("checkpoint flushed");
+}
+
+#[test]
+fn resume_refuses_a_chunk_cut_differently_from_the_one_sent_and_sends_nothing_not_even_earlier_pending_chunks() {
+    let (fx, sent_before, _) = crashed_run(Setup::new(60, 10, 1));
+    // As if another release classified the rows differently: chunk 1 (done) now holds other
+    // recipients. Chunk 0 is made pending again, so a resume that sent before checking every
+    // known chunk would send it.
+    edit_checkpoint(&fx, |records| {
+        records.remove(&0);
+        let chunk = records.get_mut(&1).expect("chunk 1 was sent");
+        assert_eq!(chunk.state, ChunkState::Done);
+        chunk.identity.digest = "0123456789abcdef".into();
+    });
+
+    fx.resume(false)
+        .expect_code(EXIT_REFUSED)
+        .expect_stderr("chunk sms#1 is not the chunk that was sent")
+        .expect_stderr("digest");
+    assert_eq!(fx.sandbox.sent(), sent_before, "the refused resume sent nothing");
+
+    fx.run_report().expect_code(EXIT_REFUSED).expect_stderr("chunk sms#1");
+    assert!(
+        !fx.run_dir.join("report.csv").exists(),
+        "no report is written from rows that cannot be trusted"
+    );
+}
+
+#[test]
+fn resume_refuses_when_a_chunk_it_knows_starts_at_another_row_or_is_no_longer_made() {
+    let (fx, sent_before, _) = crashed_run(Setup::new(60, 10, 1));
+    edit_checkpoint(&fx, |records| {
+        records.get_mut(&1).expect("chunk 1 was sent").identity.first_row += 1;
+    });
+    fx.resume(false)
+        .expect_code(EXIT_REFUSED)
+        .expect_stderr("first row 11 now, 12 when it was sent");
+    assert_eq!(fx.sandbox.sent(), sent_before);
+
+    edit_checkpoint(&fx, |records| {
+        let mut chunk = records.remove(&1).expect("chunk 1 was sent");
+        chunk.identity.first_row -= 1;
+        records.insert(1, chunk.clone());
+        records.insert(40, chunk);
+    });
+    fx.resume(false)
+        .expect_code(EXIT_REFUSED)
+        .expect_stderr("no longer makes 1 chunk(s) the checkpoint knows (sms#40)");
+    assert_eq!(fx.sandbox.sent(), sent_before);
 }
 
 #[test]

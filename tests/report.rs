@@ -126,7 +126,7 @@ impl Run {
         let out = self.run_dir();
         let mut args = vec!["run", campaign.to_str().unwrap(), "--out", out.to_str().unwrap()];
         if wait {
-            args.extend(["--wait", "--min-age", "0s", "--poll-every", "0s"]);
+            args.extend(["--wait", "--min-age", "0s", "--poll-every", "10ms"]);
         }
         let output = self.msgbatch(&args);
         assert_eq!(

@@ -47,11 +47,20 @@ impl fmt::Display for BillingClass {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum LedgerKind {
     Charge,
     Refund,
+}
+
+impl LedgerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LedgerKind::Charge => "charge",
+            LedgerKind::Refund => "refund",
+        }
+    }
 }
 
 /// One charge or refund. `reference` is the standard `uid` or the gateway `id` it belongs to.

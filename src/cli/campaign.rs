@@ -1,17 +1,14 @@
 //! Campaign commands: `validate`, `run`, `resume` and `status`, with text for people and `--json` for scripts.
 
+use super::exit::Exit;
 use super::output;
 use crate::campaign::quiet::{now_kst, QuietWindow};
 use crate::campaign::Campaign;
 use crate::engine::{self, RunEnd, RunOptions, RunReport, Status};
-use crate::prepare::Scan;
+use crate::plan::Scan;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-/// Exit status when a run ends incomplete: stopped, pending chunks left, or uncertain ones.
-pub const EXIT_INCOMPLETE: u8 = 3;
 
 #[derive(Serialize)]
 struct ValidateOutput<'a> {
@@ -32,7 +29,7 @@ fn default_rejects_path(campaign: &Campaign) -> PathBuf {
     campaign.file.with_file_name(format!("{stem}.rejects.csv"))
 }
 
-pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool) -> Result<ExitCode> {
+pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool) -> Result<Exit> {
     let campaign = Campaign::load(path)?;
     let rejects = rejects.unwrap_or_else(|| default_rejects_path(&campaign));
     let scan = engine::validate(&campaign, &rejects, json)?;
@@ -109,24 +106,24 @@ pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool)
         println!("rejects    {}", rejects.display());
     }
     Ok(if strict && scan.rejected > 0 {
-        ExitCode::FAILURE
+        Exit::Failed
     } else {
-        ExitCode::SUCCESS
+        Exit::Done
     })
 }
 
-pub async fn run(path: &Path, options: RunOptions, json: bool) -> Result<ExitCode> {
+pub async fn run(path: &Path, options: RunOptions, json: bool) -> Result<Exit> {
     let campaign = Campaign::load(path)?;
     let report = engine::run(campaign, options).await?;
     finish(report, json)
 }
 
-pub async fn resume(run_dir: &Path, options: RunOptions, json: bool) -> Result<ExitCode> {
+pub async fn resume(run_dir: &Path, options: RunOptions, json: bool) -> Result<Exit> {
     let report = engine::resume(run_dir, options).await?;
     finish(report, json)
 }
 
-fn finish(report: RunReport, json: bool) -> Result<ExitCode> {
+fn finish(report: RunReport, json: bool) -> Result<Exit> {
     let incomplete = report.end != RunEnd::Complete || report.status.uncertain > 0 || report.status.pending > 0;
     if json {
         output::json(&report)?;
@@ -154,11 +151,11 @@ fn finish(report: RunReport, json: bool) -> Result<ExitCode> {
         println!("run directory {}", report.run_dir.display());
     }
     Ok(if matches!(report.end, RunEnd::Failed(_)) {
-        ExitCode::FAILURE
+        Exit::Failed
     } else if incomplete {
-        ExitCode::from(EXIT_INCOMPLETE)
+        Exit::Incomplete
     } else {
-        ExitCode::SUCCESS
+        Exit::Done
     })
 }
 
@@ -187,7 +184,7 @@ fn print_status(status: &Status) {
     }
 }
 
-pub fn status(run_dir: &Path, json: bool) -> Result<ExitCode> {
+pub fn status(run_dir: &Path, json: bool) -> Result<Exit> {
     let status = engine::status(run_dir)?;
     if json {
         output::json(&status)?;
@@ -198,10 +195,10 @@ pub fn status(run_dir: &Path, json: bool) -> Result<ExitCode> {
             println!("resume with: {}", engine::resume_command(run_dir));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
-pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<ExitCode> {
+pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<Exit> {
     let report = engine::collect_results(run_dir, options).await?;
     if json {
         output::json(&report)?;
@@ -209,9 +206,9 @@ pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOp
         print_collected(&report);
     }
     Ok(if report.provisional > 0 || report.missing > 0 {
-        ExitCode::from(EXIT_INCOMPLETE)
+        Exit::Incomplete
     } else {
-        ExitCode::SUCCESS
+        Exit::Done
     })
 }
 
@@ -232,7 +229,7 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
     );
 }
 
-pub fn report(run_dir: &Path, out: Option<&Path>, json: bool) -> Result<ExitCode> {
+pub fn report(run_dir: &Path, out: Option<&Path>, json: bool) -> Result<Exit> {
     let summary = crate::report::write(run_dir, out)?;
     if json {
         output::json(&summary)?;
@@ -248,10 +245,10 @@ pub fn report(run_dir: &Path, out: Option<&Path>, json: bool) -> Result<ExitCode
             println!("wrote {}", file.display());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
-pub fn reconcile(run_dir: &Path, ledger: &Path, json: bool) -> Result<ExitCode> {
+pub fn reconcile(run_dir: &Path, ledger: &Path, json: bool) -> Result<Exit> {
     let result = crate::reconcile::reconcile(run_dir, ledger)?;
     if json {
         output::json(&result)?;
@@ -277,14 +274,10 @@ pub fn reconcile(run_dir: &Path, ledger: &Path, json: bool) -> Result<ExitCode> 
             }
         );
     }
-    Ok(if result.balanced {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if result.balanced { Exit::Done } else { Exit::Failed })
 }
 
-pub fn retry(run_dir: &Path, only: crate::retry::Only, out: Option<&Path>, json: bool) -> Result<ExitCode> {
+pub fn retry(run_dir: &Path, only: crate::retry::Only, out: Option<&Path>, json: bool) -> Result<Exit> {
     let plan = crate::retry::plan(run_dir, only, out)?;
     if json {
         output::json(&plan)?;
@@ -296,5 +289,5 @@ pub fn retry(run_dir: &Path, only: crate::retry::Only, out: Option<&Path>, json:
         println!("check it with: msgbatch validate {}", plan.campaign.display());
         println!("send it with:  msgbatch run {}", plan.campaign.display());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

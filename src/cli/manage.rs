@@ -1,5 +1,6 @@
 //! Management commands: sender profiles, categories, channels and gateway results.
 
+use super::exit::Exit;
 use super::output::{self, CHANNEL_HEADER, RECORD_HEADER};
 use super::{ChannelAction, ResultAction, SenderAction};
 use crate::api::channel::{ChannelCreate, ChannelUpdate, SenderIssue};
@@ -8,9 +9,8 @@ use crate::phone::Masked;
 use anyhow::{bail, Result};
 use futures::TryStreamExt;
 use std::collections::BTreeMap;
-use std::process::ExitCode;
 
-pub async fn sender(client: &Client, action: SenderAction, json: bool) -> Result<ExitCode> {
+pub async fn sender(client: &Client, action: SenderAction, json: bool) -> Result<Exit> {
     match action {
         SenderAction::Token { phone, yellow_id } => {
             let answer = client.sender_token(&phone, yellow_id.as_deref()).await?;
@@ -52,10 +52,10 @@ pub async fn sender(client: &Client, action: SenderAction, json: bool) -> Result
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
-pub async fn category(client: &Client, json: bool) -> Result<ExitCode> {
+pub async fn category(client: &Client, json: bool) -> Result<Exit> {
     let list = client.categories().await?;
     if json {
         output::json(&list)?;
@@ -67,10 +67,10 @@ pub async fn category(client: &Client, json: bool) -> Result<ExitCode> {
             .collect();
         output::table(&["CODE", "NAME"], &rows);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
-pub async fn channel(client: &Client, action: ChannelAction, json: bool) -> Result<ExitCode> {
+pub async fn channel(client: &Client, action: ChannelAction, json: bool) -> Result<Exit> {
     let single = match action {
         ChannelAction::Create {
             name,
@@ -114,7 +114,7 @@ pub async fn channel(client: &Client, action: ChannelAction, json: bool) -> Resu
                 output::table(&CHANNEL_HEADER, &rows);
                 println!("{} channel(s)", channels.len());
             }
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Exit::Done);
         }
     };
     if json {
@@ -122,10 +122,10 @@ pub async fn channel(client: &Client, action: ChannelAction, json: bool) -> Resu
     } else {
         output::table(&CHANNEL_HEADER, &[output::channel_row(&single)]);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }
 
-pub async fn result(client: &Client, action: ResultAction, json: bool) -> Result<ExitCode> {
+pub async fn result(client: &Client, action: ResultAction, json: bool) -> Result<Exit> {
     match action {
         ResultAction::Get { id } => {
             let record = client.result(&id).await?;
@@ -151,5 +151,5 @@ pub async fn result(client: &Client, action: ResultAction, json: bool) -> Result
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

@@ -1,18 +1,21 @@
 //! Command-line interface: argument parsing and dispatch to the sandbox and management commands.
 
 mod campaign;
+pub mod exit;
 mod manage;
 mod output;
 
 use crate::client::Client;
 use crate::engine::RunOptions;
 use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use exit::Exit;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
-#[command(name = "msgbatch", version, about = "Send notification, brand, SMS and LMS campaigns exactly once", long_about = None)]
+#[command(name = "msgbatch", version, about = "Send notification, brand, SMS and LMS campaigns, each recipient at most once", long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -136,8 +139,8 @@ pub struct SandboxArgs {
     #[arg(long)]
     pub accounts: Option<PathBuf>,
     /// How long gateway sends stay GW_PENDING, like 2s (overrides the accounts file).
-    #[arg(long)]
-    pub settle_after: Option<String>,
+    #[arg(long, value_parser = duration)]
+    pub settle_after: Option<Duration>,
     /// Print the built-in demo accounts file and exit.
     #[arg(long)]
     pub print_accounts: bool,
@@ -147,35 +150,41 @@ pub struct SandboxArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CollectArgs {
     /// No lookup before a send is this old (the service settles results about 5 minutes after acceptance).
-    #[arg(long, default_value = "300s")]
-    pub min_age: String,
+    #[arg(long, default_value = "300s", value_parser = duration)]
+    pub min_age: Duration,
     /// First wait between re-reads of pending records; doubles up to 5 minutes.
-    #[arg(long, default_value = "60s")]
-    pub poll_every: String,
+    #[arg(long, default_value = "60s", value_parser = positive_duration)]
+    pub poll_every: Duration,
     /// Records still pending this long after acceptance are left provisional.
-    #[arg(long, default_value = "1h")]
-    pub horizon: String,
+    #[arg(long, default_value = "1h", value_parser = duration)]
+    pub horizon: Duration,
     /// Page size of the result listing (1 to 500).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=500))]
     pub page_size: u32,
 }
 
 impl CollectArgs {
-    fn options(&self, quiet: bool) -> Result<crate::engine::collect::CollectOptions> {
-        let duration = |flag: &str, text: &str| parse_duration(text).map_err(|e| anyhow::anyhow!("--{flag}: {e}"));
-        if !(1..=500).contains(&self.page_size) {
-            bail!(crate::engine::Refusal(format!(
-                "--page-size must be 1 to 500, got {}",
-                self.page_size
-            )));
-        }
-        Ok(crate::engine::collect::CollectOptions {
-            min_age: duration("min-age", &self.min_age)?,
-            poll_every: duration("poll-every", &self.poll_every)?,
-            horizon: duration("horizon", &self.horizon)?,
+    fn options(&self, quiet: bool) -> crate::engine::collect::CollectOptions {
+        crate::engine::collect::CollectOptions {
+            min_age: self.min_age,
+            poll_every: self.poll_every,
+            horizon: self.horizon,
             page_size: self.page_size,
             quiet,
-        })
+        }
+    }
+}
+
+/// A duration flag like `300s`, `2s`, `500ms`, `5m` or `1h`; a bad value is a usage error (exit 2).
+fn duration(text: &str) -> Result<Duration, String> {
+    parse_duration(text)
+}
+
+/// A duration flag that must be more than zero (a zero wait would poll the service in a loop).
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        zero if zero.is_zero() => Err("must be more than zero".into()),
+        duration => Ok(duration),
     }
 }
 
@@ -285,7 +294,7 @@ fn client_from(service: &ServiceArgs) -> Result<Client> {
 }
 
 /// Runs the parsed command and returns the process exit status.
-pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
+pub async fn run(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Validate {
             campaign: path,
@@ -300,7 +309,7 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
             wait,
             collect,
         } => {
-            let wait = if wait { Some(collect.options(json)?) } else { None };
+            let wait = wait.then(|| collect.options(json));
             campaign::run(
                 &path,
                 RunOptions {
@@ -313,7 +322,7 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
             )
             .await
         }
-        Command::Collect { run_dir, json, collect } => campaign::collect(&run_dir, &collect.options(json)?, json).await,
+        Command::Collect { run_dir, json, collect } => campaign::collect(&run_dir, &collect.options(json), json).await,
         Command::Resume {
             run_dir,
             resend_uncertain,
@@ -348,18 +357,17 @@ pub async fn run(cli: Cli) -> Result<std::process::ExitCode> {
     }
 }
 
-async fn run_sandbox(args: SandboxArgs) -> Result<std::process::ExitCode> {
+async fn run_sandbox(args: SandboxArgs) -> Result<Exit> {
     if args.print_accounts {
         print!("{DEMO_ACCOUNTS}");
-        return Ok(std::process::ExitCode::SUCCESS);
+        return Ok(Exit::Done);
     }
     let mut accounts = match &args.accounts {
         Some(path) => Accounts::load(path)?,
         None => Accounts::demo(),
     };
-    if let Some(settle) = &args.settle_after {
-        parse_duration(settle).map_err(|e| anyhow::anyhow!("--settle-after: {e}"))?;
-        accounts.settle_after = settle.clone();
+    if let Some(settle) = args.settle_after {
+        accounts.settle_after = format!("{}ms", settle.as_millis());
     }
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
@@ -376,30 +384,5 @@ async fn run_sandbox(args: SandboxArgs) -> Result<std::process::ExitCode> {
     };
     crate::sandbox::run(listener, accounts, shutdown).await?;
     eprintln!("sandbox stopped");
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// Exit status 2 for refusals: the campaign, its input or the run directory is not fit to start.
-pub fn is_refusal(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause.downcast_ref::<crate::engine::Refusal>().is_some()
-            || cause.downcast_ref::<crate::campaign::CampaignError>().is_some()
-            || matches!(
-                cause.downcast_ref::<crate::input::InputError>(),
-                Some(crate::input::InputError::MissingColumn { .. })
-            )
-            || matches!(
-                cause.downcast_ref::<crate::prepare::PrepareError>(),
-                Some(crate::prepare::PrepareError::Input(
-                    crate::input::InputError::MissingColumn { .. }
-                ))
-            )
-            || matches!(
-                cause.downcast_ref::<crate::engine::checkpoint::CheckpointError>(),
-                Some(
-                    crate::engine::checkpoint::CheckpointError::InUse { .. }
-                        | crate::engine::checkpoint::CheckpointError::NotARun { .. }
-                )
-            )
-    })
+    Ok(Exit::Done)
 }

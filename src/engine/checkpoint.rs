@@ -2,15 +2,17 @@
 //!
 //! At-most-once: a chunk is durably `in_flight` (flushed) before its request leaves; its results
 //! and `done` are written together in one batch; a chunk found `in_flight` later is uncertain.
+//! Every chunk record carries the chunk's identity, and [`KnownChunks`] checks the plan cut again
+//! against it, so a chunk that would now hold other rows is never taken for the one that was sent.
 
-use crate::campaign::Lane;
-use crate::prepare::Scan;
+pub use crate::plan::ChunkKey;
+use crate::plan::{ChunkIdentity, Scan};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Bumped when the stored layout changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
@@ -20,34 +22,6 @@ pub enum CheckpointError {
     Store { path: PathBuf, message: String },
     #[error("{path} holds no msgbatch run (no checkpoint)")]
     NotARun { path: PathBuf },
-}
-
-/// Identifies a chunk: its lane and its index within the lane, both fixed by the input order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ChunkKey {
-    pub lane: Lane,
-    pub index: u32,
-}
-
-impl ChunkKey {
-    fn to_bytes(self) -> [u8; 5] {
-        let mut bytes = [0u8; 5];
-        bytes[0] = self.lane.index();
-        bytes[1..].copy_from_slice(&self.index.to_be_bytes());
-        bytes
-    }
-
-    fn from_bytes(bytes: &[u8]) -> Option<ChunkKey> {
-        let lane = Lane::from_index(*bytes.first()?)?;
-        let index = u32::from_be_bytes(bytes.get(1..5)?.try_into().ok()?);
-        Some(ChunkKey { lane, index })
-    }
-}
-
-impl std::fmt::Display for ChunkKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}#{}", self.lane.as_str(), self.index)
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,8 +36,9 @@ pub enum ChunkState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkRecord {
     pub state: ChunkState,
-    pub recipients: u32,
-    pub first_row: u64,
+    /// The chunk as it was cut when it was marked, to recognise it again on resume and report.
+    #[serde(flatten)]
+    pub identity: ChunkIdentity,
     /// Requests made for this chunk (retries of provably-unapplied attempts included).
     pub attempts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -419,15 +394,86 @@ impl Checkpoint {
     }
 }
 
+/// The chunks a checkpoint knows, checked one by one against the plan cut again: a chunk whose
+/// first or last row, count or recipient digest differs is refused, and so is a chunk the input
+/// no longer makes.
+pub struct KnownChunks {
+    records: HashMap<ChunkKey, ChunkRecord>,
+    checked: std::collections::HashSet<ChunkKey>,
+}
+
+impl KnownChunks {
+    pub fn new(records: HashMap<ChunkKey, ChunkRecord>) -> KnownChunks {
+        KnownChunks {
+            records,
+            checked: Default::default(),
+        }
+    }
+
+    /// The record of a chunk cut again, once its identity is checked; `None` for a chunk never marked.
+    pub fn recognise(&mut self, key: ChunkKey, identity: &ChunkIdentity) -> Result<Option<&ChunkRecord>, Mismatch> {
+        let Some(record) = self.records.get(&key) else {
+            return Ok(None);
+        };
+        if let Some(difference) = identity.difference(&record.identity) {
+            return Err(Mismatch(format!(
+                "chunk {key} is not the chunk that was sent: {difference}"
+            )));
+        }
+        self.checked.insert(key);
+        Ok(Some(record))
+    }
+
+    /// Whether some known chunk has not been cut again yet.
+    pub fn pending_checks(&self) -> bool {
+        self.checked.len() < self.records.len()
+    }
+
+    /// After the whole input: the known chunks the plan no longer makes are a mismatch too.
+    pub fn finish(&self) -> Result<(), Mismatch> {
+        if !self.pending_checks() {
+            return Ok(());
+        }
+        let mut missing: Vec<ChunkKey> = self
+            .records
+            .keys()
+            .filter(|key| !self.checked.contains(key))
+            .copied()
+            .collect();
+        missing.sort();
+        let named: Vec<String> = missing.iter().take(5).map(ChunkKey::to_string).collect();
+        Err(Mismatch(format!(
+            "the input no longer makes {} chunk(s) the checkpoint knows ({}{})",
+            missing.len(),
+            named.join(", "),
+            if missing.len() > 5 { ", ..." } else { "" }
+        )))
+    }
+
+    pub fn records(&self) -> &HashMap<ChunkKey, ChunkRecord> {
+        &self.records
+    }
+}
+
+/// The plan cut again does not match what the checkpoint recorded.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: the rows are classified differently from when the run sent them (a changed input, or another msgbatch release)")]
+pub struct Mismatch(pub String);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::Lane;
 
     fn record(state: ChunkState) -> ChunkRecord {
         ChunkRecord {
             state,
-            recipients: 2,
-            first_row: 1,
+            identity: ChunkIdentity {
+                first_row: 1,
+                last_row: 2,
+                recipients: 2,
+                digest: "0".into(),
+            },
             attempts: 1,
             send_group_id: None,
             note: None,

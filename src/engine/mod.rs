@@ -2,30 +2,35 @@
 
 pub mod checkpoint;
 pub mod collect;
+mod feed;
 mod pace;
 pub mod progress;
+mod sender;
 pub mod session;
+pub mod status;
 mod wire;
+mod writer;
 
 use crate::campaign::quiet::{now_kst, QuietWindow};
-use crate::campaign::{Campaign, Endpoint, Lane, QuietHoursMode};
-use crate::client::{Client, ErrorKind};
-use crate::failpoint;
+use crate::campaign::{Campaign, Endpoint, QuietHoursMode};
 use crate::files;
-use crate::prepare::{self, Fate, PrepareError, Recipient, RejectsWriter, Scan};
+use crate::plan::{self, Scan};
 use anyhow::{anyhow, bail, Context, Result};
-use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RecipientResult, RunMeta};
+use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
+use feed::{Chunk, FeedError};
 use progress::Progress;
+use sender::Shared;
 use serde::Serialize;
 use session::Session;
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
+use writer::{writer_loop, Write};
+
+pub use status::{status, status_of, LaneStatus, Status};
 
 /// Folder names inside a run directory.
 pub const CHECKPOINT_DIR: &str = "checkpoint";
@@ -67,56 +72,6 @@ pub struct RunReport {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collected: Option<collect::CollectReport>,
-}
-
-/// Buckets of one lane.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct LaneStatus {
-    pub valid: u64,
-    pub sent: u64,
-    pub uncertain: u64,
-    pub pending: u64,
-    pub chunks: u64,
-    pub chunks_done: u64,
-    pub chunks_uncertain: u64,
-}
-
-/// Where every input row stands, from the checkpoint alone:
-/// `rows = rejected + duplicates + suppressed + sent + uncertain + pending`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Status {
-    pub campaign: PathBuf,
-    pub kind: String,
-    pub rows: u64,
-    pub rejected: u64,
-    pub rejected_by_reason: BTreeMap<String, u64>,
-    pub duplicates: u64,
-    pub suppressed: u64,
-    pub sent: u64,
-    /// Of `sent`: taken by the service (`OK`, `SMS_00`, `MMS_0000`, `GW_PENDING`).
-    pub accepted: u64,
-    /// Of `sent`: answered with a per-recipient failure.
-    pub not_accepted: u64,
-    pub uncertain: u64,
-    pub pending: u64,
-    /// Per-recipient status codes of the sent rows.
-    pub statuses: BTreeMap<String, u64>,
-    pub lanes: BTreeMap<Lane, LaneStatus>,
-    pub complete: bool,
-}
-
-impl Status {
-    pub fn balanced(&self) -> bool {
-        self.rows == self.rejected + self.duplicates + self.suppressed + self.sent + self.uncertain + self.pending
-    }
-
-    /// The accounting equation in one line.
-    pub fn equation(&self) -> String {
-        format!(
-            "rows {} = rejected {} + duplicates {} + suppressed {} + sent {} + uncertain {} + pending {}",
-            self.rows, self.rejected, self.duplicates, self.suppressed, self.sent, self.uncertain, self.pending
-        )
-    }
 }
 
 /// Hex digest of a file's bytes (xxh3-128): enough to notice any change.
@@ -183,16 +138,7 @@ pub fn check_quiet_hours(campaign: &Campaign, say: impl Fn(&str)) -> Result<()> 
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.
 pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result<Scan> {
     let progress = Progress::new("read", "rows", None, quiet);
-    let mut rejects = RejectsWriter::create(rejects_path)?;
-    let scan = prepare::walk(
-        campaign,
-        |row, fate| match fate {
-            Fate::Rejected(rejection) => rejects.write(row.row, &rejection),
-            _ => Ok(()),
-        },
-        |rows| progress.add(rows),
-    )?;
-    rejects.finish()?;
+    let scan = plan::account(campaign, rejects_path, |rows| progress.add(rows))?;
     progress.finish();
     Ok(scan)
 }
@@ -215,7 +161,12 @@ fn default_run_dir(campaign: &Campaign) -> PathBuf {
     PathBuf::from("runs").join(format!("{safe}-{stamp}"))
 }
 
-/// `msgbatch run`: scan, record, then send every chunk once.
+/// `msgbatch run`: account for every row, record, then send every chunk once.
+///
+/// The input is walked twice: once for the accounting (and `rejects.csv`), then to feed the
+/// senders. The first walk costs a few percent of a run (see the README's performance table) and
+/// buys what a user is promised: a file that must be refused is refused before anything is sent,
+/// and the totals are known from the first chunk on.
 pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     let say = |text: &str| {
         if !options.quiet {
@@ -229,48 +180,59 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
         .clone()
         .or_else(|| campaign.output_dir.clone())
         .unwrap_or_else(|| default_run_dir(&campaign));
-    if run_dir.join(CHECKPOINT_DIR).exists() {
-        bail!(Refusal(format!(
-            "{} already holds a run: continue it with `msgbatch resume {}` or choose another --out",
-            run_dir.display(),
-            run_dir.display()
-        )));
-    }
-    files::create_private_dir(&run_dir)
-        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
-    let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), true)?;
-    let session = Session::connect(&campaign).await?;
-    let campaign_fingerprint = campaign_fingerprint(&campaign)?;
-    let input_fingerprint = fingerprint_file(&campaign.recipients.path)?;
-    let campaign_text = std::fs::read(&campaign.file).context("cannot read the campaign file")?;
-    std::io::Write::write_all(
-        &mut files::create_private(&run_dir.join("campaign.toml"))?,
-        &campaign_text,
-    )
-    .context("cannot copy the campaign file")?;
-
-    say(&format!("run directory {}", run_dir.display()));
-    let scan = {
-        let campaign = campaign.clone();
-        let rejects = run_dir.join(REJECTS_FILE);
-        let quiet = options.quiet;
-        tokio::task::spawn_blocking(move || validate(&campaign, &rejects, quiet)).await??
+    let created = claim_run_dir(&run_dir)?;
+    // The checkpoint's lock is taken first: a second process on the same directory is told it is in use.
+    let checkpoint = match Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), true) {
+        Ok(checkpoint) => checkpoint,
+        Err(error) => {
+            release_run_dir(&run_dir, created);
+            return Err(error.into());
+        }
     };
-    for warning in &scan.warnings {
+    // Everything that can refuse the start runs before the run is recorded.
+    let started = async {
+        let session = Session::connect(&campaign).await?;
+        let campaign_fingerprint = campaign_fingerprint(&campaign)?;
+        let input_fingerprint = fingerprint_file(&campaign.recipients.path)?;
+        say(&format!("run directory {}", run_dir.display()));
+        let scan = {
+            let campaign = campaign.clone();
+            let rejects = run_dir.join(REJECTS_FILE);
+            let quiet = options.quiet;
+            tokio::task::spawn_blocking(move || validate(&campaign, &rejects, quiet)).await??
+        };
+        let campaign_text = std::fs::read(&campaign.file).context("cannot read the campaign file")?;
+        std::io::Write::write_all(
+            &mut files::create_private(&run_dir.join("campaign.toml"))?,
+            &campaign_text,
+        )
+        .context("cannot copy the campaign file")?;
+        let meta = RunMeta {
+            format: checkpoint::FORMAT_VERSION,
+            campaign_file: std::fs::canonicalize(&campaign.file).unwrap_or(campaign.file.clone()),
+            campaign_fingerprint,
+            input_fingerprint,
+            input_file: std::fs::canonicalize(&campaign.recipients.path).unwrap_or(campaign.recipients.path.clone()),
+            kind: campaign.kind.as_str().to_string(),
+            chunk_size: campaign.send.chunk_size,
+            created_at: chrono::Utc::now().to_rfc3339(),
+            scan,
+        };
+        checkpoint.put_meta(&meta)?;
+        anyhow::Ok((session, meta))
+    }
+    .await;
+    let (session, meta) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            drop(checkpoint);
+            release_run_dir(&run_dir, created);
+            return Err(error);
+        }
+    };
+    for warning in &meta.scan.warnings {
         eprintln!("warning: {warning}");
     }
-    let meta = RunMeta {
-        format: checkpoint::FORMAT_VERSION,
-        campaign_file: std::fs::canonicalize(&campaign.file).unwrap_or(campaign.file.clone()),
-        campaign_fingerprint,
-        input_fingerprint,
-        input_file: std::fs::canonicalize(&campaign.recipients.path).unwrap_or(campaign.recipients.path.clone()),
-        kind: campaign.kind.as_str().to_string(),
-        chunk_size: campaign.send.chunk_size,
-        created_at: chrono::Utc::now().to_rfc3339(),
-        scan,
-    };
-    checkpoint.put_meta(&meta)?;
     let (mut report, checkpoint) = send_all(campaign, &meta, checkpoint, &session, run_dir, &options).await?;
     if let Some(wait) = &options.wait {
         if report.end == RunEnd::Complete {
@@ -280,12 +242,64 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     Ok(report)
 }
 
+/// Takes a run directory for a new run: a new folder (created owner-only), an existing empty
+/// one (its mode left as it is), or one whose earlier run stopped before it recorded anything to
+/// send (killed while reading its input). Answers whether the folder was created here.
+fn claim_run_dir(run_dir: &Path) -> Result<bool> {
+    let checkpoint_dir = run_dir.join(CHECKPOINT_DIR);
+    if checkpoint_dir.exists() {
+        let recorded = Checkpoint::open(&checkpoint_dir, false)?.meta()?.is_some();
+        if recorded {
+            bail!(Refusal(format!(
+                "{} already holds a run: continue it with `msgbatch resume {}` or choose another --out",
+                run_dir.display(),
+                run_dir.display()
+            )));
+        }
+        release_run_dir(run_dir, false);
+    }
+    match std::fs::read_dir(run_dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(Refusal(format!(
+                    "{} exists and is not a run directory: choose a new or empty --out",
+                    run_dir.display()
+                )));
+            }
+            Ok(false)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            files::create_private_dir(run_dir)
+                .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+            Ok(true)
+        }
+        Err(error) => Err(error).with_context(|| format!("cannot use run directory {}", run_dir.display())),
+    }
+}
+
+/// Undoes a run directory whose run refused to start before sending: so that no dead run is left
+/// that neither `run` nor `resume` would take.
+fn release_run_dir(run_dir: &Path, created: bool) {
+    if created {
+        let _ = std::fs::remove_dir_all(run_dir);
+        return;
+    }
+    for name in [REJECTS_FILE, "campaign.toml", CHECKPOINT_DIR] {
+        let path = run_dir.join(name);
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+    }
+}
+
 /// `msgbatch resume`: the same campaign and input, continued from the checkpoint.
 pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
-    let meta = checkpoint
-        .meta()?
-        .ok_or_else(|| Refusal(format!("{} holds no finished scan: start a new run", run_dir.display())))?;
+    let meta = checkpoint.meta()?.ok_or_else(|| {
+        Refusal(format!(
+            "{} stopped before it sent anything: start it again with `msgbatch run CAMPAIGN --out {}`",
+            run_dir.display(),
+            run_dir.display()
+        ))
+    })?;
     let campaign = Campaign::load(&meta.campaign_file)?;
     verify_unchanged(&campaign, &meta)?;
     check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
@@ -297,6 +311,13 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
 /// Refuses a campaign whose file, message text, suppression list, input or chunking changed
 /// since the run started: the chunks and rows of the checkpoint would no longer be the same.
 pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
+    if meta.format != checkpoint::FORMAT_VERSION {
+        bail!(Refusal(format!(
+            "this run's checkpoint has layout {} and this msgbatch reads layout {}: finish it with the release that started it",
+            meta.format,
+            checkpoint::FORMAT_VERSION
+        )));
+    }
     if campaign_fingerprint(campaign)? != meta.campaign_fingerprint {
         bail!(Refusal(format!(
             "the campaign changed since this run started ({}, its message text or its suppression list): refusing to resume; start a new run",
@@ -344,274 +365,6 @@ pub async fn collect_results(run_dir: &Path, options: &collect::CollectOptions) 
     Ok(report)
 }
 
-/// A chunk ready to send.
-struct Chunk {
-    key: ChunkKey,
-    recipients: Vec<Recipient>,
-}
-
-/// Commands to the thread that owns the checkpoint.
-enum Write {
-    Mark {
-        key: ChunkKey,
-        record: ChunkRecord,
-        ack: oneshot::Sender<Result<(), String>>,
-    },
-    Complete {
-        key: ChunkKey,
-        record: ChunkRecord,
-        results: Vec<RecipientResult>,
-    },
-    Note {
-        key: ChunkKey,
-        record: ChunkRecord,
-    },
-    Release {
-        key: ChunkKey,
-    },
-}
-
-/// How long the writer waits for more in-flight marks to share one flush.
-const GATHER_MARKS: Duration = Duration::from_micros(500);
-/// The longest a written `done` waits for a flush when no mark comes to carry it.
-const FLUSH_DONE_WITHIN: Duration = Duration::from_millis(50);
-
-/// Applies writes in arrival order with group commit. A mark is acknowledged only after a flush
-/// that covers it, so no request leaves before its mark is on disk; marks arriving together
-/// share that flush. Results and `done` ride on the next flush, at most 50 ms later.
-fn writer_loop(
-    checkpoint: Checkpoint,
-    commands: std_mpsc::Receiver<Write>,
-    fatal: Arc<Mutex<Option<String>>>,
-) -> Checkpoint {
-    let fail = |message: String| {
-        fatal.lock().expect("fatal lock").get_or_insert(message);
-    };
-    let mut unflushed_done = 0usize;
-    let mut flush_done_by: Option<Instant> = None;
-    let mut open = true;
-    while open {
-        let first = match flush_done_by {
-            Some(deadline) => match commands.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(command) => Some(command),
-                Err(std_mpsc::RecvTimeoutError::Timeout) => None,
-                Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-                    open = false;
-                    None
-                }
-            },
-            None => match commands.recv() {
-                Ok(command) => Some(command),
-                Err(_) => break,
-            },
-        };
-        let mut batch: Vec<Write> = first.into_iter().collect();
-        batch.extend(commands.try_iter());
-        if batch.iter().any(|c| matches!(c, Write::Mark { .. })) {
-            let until = Instant::now() + GATHER_MARKS;
-            while let Ok(command) = commands.recv_timeout(until.saturating_duration_since(Instant::now())) {
-                batch.push(command);
-            }
-        }
-        let mut acks = Vec::new();
-        let mut applied = Ok(());
-        for command in batch {
-            let written = match command {
-                Write::Mark { key, record, ack } => {
-                    acks.push(ack);
-                    checkpoint.record_in_flight(&[(key, record)])
-                }
-                Write::Complete { key, record, results } => {
-                    unflushed_done += 1;
-                    flush_done_by.get_or_insert(Instant::now() + FLUSH_DONE_WITHIN);
-                    checkpoint.complete(key, &record, &results)
-                }
-                Write::Note { key, record } => checkpoint.record_in_flight(&[(key, record)]),
-                Write::Release { key } => checkpoint.release(key),
-            };
-            if applied.is_ok() {
-                applied = written;
-            }
-        }
-        let due = flush_done_by.is_some_and(|deadline| Instant::now() >= deadline) || !open;
-        if acks.is_empty() && !due && applied.is_ok() {
-            continue;
-        }
-        let durable = applied.and_then(|()| checkpoint.flush()).map_err(|e| e.to_string());
-        if let Err(error) = &durable {
-            fail(format!("cannot write the checkpoint: {error}"));
-        }
-        for ack in acks {
-            let _ = ack.send(durable.clone());
-        }
-        for _ in 0..std::mem::take(&mut unflushed_done) {
-            failpoint::reached("after-done");
-        }
-        flush_done_by = None;
-    }
-    if let Err(error) = checkpoint.flush() {
-        fail(format!("cannot flush the checkpoint: {error}"));
-    }
-    for _ in 0..unflushed_done {
-        failpoint::reached("after-done");
-    }
-    checkpoint
-}
-
-/// What every sender task shares.
-struct Shared {
-    campaign: Campaign,
-    client: Client,
-    writer: std_mpsc::Sender<Write>,
-    fatal: Arc<Mutex<Option<String>>>,
-    stop: watch::Receiver<bool>,
-    progress: Progress,
-    uncertain: AtomicU64,
-}
-
-impl Shared {
-    fn fail(&self, message: String) {
-        self.fatal.lock().expect("fatal lock").get_or_insert(message);
-    }
-    fn failed(&self) -> bool {
-        self.fatal.lock().expect("fatal lock").is_some()
-    }
-}
-
-/// Sends one chunk: durable mark, request with retries only where nothing took effect, then
-/// results and `done` together; anything else leaves it uncertain.
-async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::OwnedSemaphorePermit) {
-    let count = chunk.recipients.len() as u32;
-    let first_row = chunk.recipients.first().map_or(0, |r| r.row);
-    let record = |state, attempts, send_group_id, note| ChunkRecord {
-        state,
-        recipients: count,
-        first_row,
-        attempts,
-        send_group_id,
-        note,
-    };
-    let (ack, acked) = oneshot::channel();
-    let mark = Write::Mark {
-        key: chunk.key,
-        record: record(ChunkState::InFlight, 0, None, None),
-        ack,
-    };
-    if shared.writer.send(mark).is_err() {
-        return;
-    }
-    match acked.await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => {
-            return shared.fail(format!(
-                "chunk {}: cannot mark it in flight, not sent: {error}",
-                chunk.key
-            ))
-        }
-        Err(_) => return,
-    }
-    failpoint::reached("after-in-flight");
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let answer = wire::send(&shared.client, &shared.campaign, chunk.key.lane, &chunk.recipients).await;
-        let error = match answer {
-            Ok(answer) => {
-                failpoint::reached("after-response");
-                let write = match wire::results(&answer, &chunk.recipients) {
-                    Ok((results, send_group_id)) => Write::Complete {
-                        key: chunk.key,
-                        record: record(ChunkState::Done, attempts, send_group_id, None),
-                        results,
-                    },
-                    Err(why) => {
-                        shared.uncertain.fetch_add(count as u64, Ordering::Relaxed);
-                        shared.progress.say(&format!("chunk {}: uncertain: {why}", chunk.key));
-                        Write::Note {
-                            key: chunk.key,
-                            record: record(ChunkState::InFlight, attempts, None, Some(why)),
-                        }
-                    }
-                };
-                let _ = shared.writer.send(write);
-                shared.progress.add(count as u64);
-                return;
-            }
-            Err(error) => error,
-        };
-        let refused =
-            error.kind() == ErrorKind::Service && error.http_status().is_some_and(|s| (400..500).contains(&s));
-        if error.provably_not_applied() && attempts < shared.campaign.send.max_attempts {
-            let wait = pace::backoff(attempts, error.retry_after());
-            let mut stop = shared.stop.clone();
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => continue,
-                _ = until_stopped(&mut stop) => {
-                    let _ = shared.writer.send(Write::Release { key: chunk.key });
-                    return;
-                }
-            }
-        }
-        if error.provably_not_applied() || refused {
-            // The service did not take it: the chunk is pending again, and the run stops.
-            let _ = shared.writer.send(Write::Release { key: chunk.key });
-            let why = if refused { "refused" } else { "gave up" };
-            return shared.fail(format!(
-                "chunk {} {why} after {attempts} attempt(s), not sent: {error}",
-                chunk.key
-            ));
-        }
-        shared.uncertain.fetch_add(count as u64, Ordering::Relaxed);
-        shared
-            .progress
-            .say(&format!("chunk {}: uncertain, not resent: {error}", chunk.key));
-        let note = Write::Note {
-            key: chunk.key,
-            record: record(ChunkState::InFlight, attempts, None, Some(error.to_string())),
-        };
-        let _ = shared.writer.send(note);
-        return;
-    }
-}
-
-/// Reads the input again in the same order, cuts the same chunks, and feeds them to `chunks`.
-fn produce_chunks(campaign: &Campaign, chunks: mpsc::Sender<Chunk>) -> Result<(), PrepareError> {
-    let chunk_size = campaign.send.chunk_size;
-    let mut lanes: BTreeMap<Lane, (u32, Vec<Recipient>)> = BTreeMap::new();
-    let emit = |lane: Lane, index: u32, recipients: Vec<Recipient>| {
-        chunks
-            .blocking_send(Chunk {
-                key: ChunkKey { lane, index },
-                recipients,
-            })
-            .map_err(|_| PrepareError::Stopped)
-    };
-    prepare::walk(
-        campaign,
-        |_, fate| {
-            if let Fate::Valid(recipient) = fate {
-                let (next, buffer) = lanes
-                    .entry(recipient.lane)
-                    .or_insert_with(|| (0, Vec::with_capacity(chunk_size)));
-                buffer.push(recipient.clone());
-                if buffer.len() == chunk_size {
-                    let full = std::mem::replace(buffer, Vec::with_capacity(chunk_size));
-                    emit(recipient.lane, *next, full)?;
-                    *next += 1;
-                }
-            }
-            Ok(())
-        },
-        |_| {},
-    )?;
-    for (lane, (index, buffer)) in lanes {
-        if !buffer.is_empty() {
-            emit(lane, index, buffer)?;
-        }
-    }
-    Ok(())
-}
-
 async fn send_all(
     campaign: Campaign,
     meta: &RunMeta,
@@ -624,12 +377,12 @@ async fn send_all(
     let done: u64 = existing
         .values()
         .filter(|r| r.state == ChunkState::Done)
-        .map(|r| r.recipients as u64)
+        .map(|r| r.identity.recipients as u64)
         .sum();
     let uncertain_before: u64 = existing
         .values()
         .filter(|r| r.state == ChunkState::InFlight)
-        .map(|r| r.recipients as u64)
+        .map(|r| r.identity.recipients as u64)
         .sum();
     let to_send = meta.scan.valid - done - if options.resend_uncertain { 0 } else { uncertain_before };
     if uncertain_before > 0 && !options.quiet {
@@ -679,7 +432,8 @@ async fn send_all(
     let (chunk_tx, mut chunk_rx) = mpsc::channel::<Chunk>(concurrency * 2);
     let producer = {
         let campaign = campaign.clone();
-        tokio::task::spawn_blocking(move || produce_chunks(&campaign, chunk_tx))
+        let resend_uncertain = options.resend_uncertain;
+        tokio::task::spawn_blocking(move || feed::feed(&campaign, existing, resend_uncertain, chunk_tx))
     };
     let semaphore = Arc::new(Semaphore::new(concurrency));
     let limiter = campaign
@@ -698,11 +452,6 @@ async fn send_all(
         if shared.failed() || *stop.borrow() {
             break;
         }
-        match existing.get(&chunk.key).map(|r| r.state) {
-            Some(ChunkState::Done) => continue,
-            Some(ChunkState::InFlight) if !options.resend_uncertain => continue,
-            _ => {}
-        }
         if let Some(window) = window {
             if pause_for_quiet_hours(&window, &shared, &mut stop).await {
                 break;
@@ -713,13 +462,21 @@ async fn send_all(
             _ = until_stopped(&mut stop) => break,
         };
         if let Some(limiter) = &limiter {
-            limiter.acquire(chunk.recipients.len()).await;
+            // Ctrl-C during the wait must not let this chunk go.
+            tokio::select! {
+                _ = limiter.acquire(chunk.recipients.len()) => {}
+                _ = until_stopped(&mut stop) => break,
+            }
         }
-        tasks.spawn(send_chunk(shared.clone(), chunk, permit));
-        while tasks.try_join_next().is_some() {}
+        tasks.spawn(sender::send_chunk(shared.clone(), chunk, permit));
+        while let Some(joined) = tasks.try_join_next() {
+            settle_task(&shared, joined);
+        }
     }
     drop(chunk_rx);
-    while tasks.join_next().await.is_some() {}
+    while let Some(joined) = tasks.join_next().await {
+        settle_task(&shared, joined);
+    }
     let produced = producer.await.map_err(|e| anyhow!("reader task: {e}"))?;
     ctrl_c.abort();
     shared.progress.finish();
@@ -729,8 +486,11 @@ async fn send_all(
     let checkpoint = writer.join().map_err(|_| anyhow!("checkpoint writer panicked"))?;
     let fatal = fatal.lock().expect("fatal lock").clone();
     let end = match (fatal, produced) {
+        (_, Err(FeedError::Mismatch(mismatch))) => {
+            return Err(anyhow::Error::new(mismatch).context("refusing to go on, nothing more was sent"))
+        }
         (Some(message), _) => RunEnd::Failed(message),
-        (None, Err(PrepareError::Stopped)) if stopped => RunEnd::Stopped,
+        (None, Err(FeedError::Stopped)) if stopped => RunEnd::Stopped,
         (None, Err(error)) => RunEnd::Failed(error.to_string()),
         (None, Ok(())) if stopped => RunEnd::Stopped,
         (None, Ok(())) => RunEnd::Complete,
@@ -745,6 +505,27 @@ async fn send_all(
         },
         checkpoint,
     ))
+}
+
+/// A sender task that panicked fails the run; its chunk stays marked in flight, so uncertain.
+fn settle_task(shared: &Shared, joined: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = joined {
+        if error.is_panic() {
+            shared.fail(format!(
+                "a sender task panicked; its chunk is left uncertain: {}",
+                panic_text(error.into_panic())
+            ));
+        }
+    }
+}
+
+/// The message of a panic payload.
+pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "no message".into())
 }
 
 /// Completes once Ctrl-C asked the run to stop.
@@ -770,76 +551,6 @@ async fn pause_for_quiet_hours(window: &QuietWindow, shared: &Shared, stop: &mut
         _ = tokio::time::sleep(wait) => false,
         _ = until_stopped(stop) => true,
     }
-}
-
-/// Status from the checkpoint alone.
-pub fn status_of(checkpoint: &Checkpoint, meta: &RunMeta) -> Result<Status> {
-    let scan = &meta.scan;
-    let records = checkpoint.chunk_records()?;
-    let mut status = Status {
-        campaign: meta.campaign_file.clone(),
-        kind: meta.kind.clone(),
-        rows: scan.rows,
-        rejected: scan.rejected,
-        rejected_by_reason: scan.rejected_by_reason.clone(),
-        duplicates: scan.duplicates,
-        suppressed: scan.suppressed,
-        ..Status::default()
-    };
-    for (lane, valid) in &scan.per_lane {
-        status.lanes.insert(
-            *lane,
-            LaneStatus {
-                valid: *valid,
-                chunks: scan.chunks_in(*lane, meta.chunk_size),
-                ..LaneStatus::default()
-            },
-        );
-    }
-    let mut keys: Vec<&ChunkKey> = records.keys().collect();
-    keys.sort();
-    for key in keys {
-        let record = &records[key];
-        let lane = status.lanes.entry(key.lane).or_default();
-        match record.state {
-            ChunkState::Done => {
-                lane.sent += record.recipients as u64;
-                lane.chunks_done += 1;
-                for result in checkpoint.results(*key)?.unwrap_or_default() {
-                    if result.accepted {
-                        status.accepted += 1;
-                    } else {
-                        status.not_accepted += 1;
-                    }
-                    *status.statuses.entry(result.status).or_default() += 1;
-                }
-            }
-            ChunkState::InFlight => {
-                lane.uncertain += record.recipients as u64;
-                lane.chunks_uncertain += 1;
-            }
-        }
-    }
-    for lane in status.lanes.values_mut() {
-        lane.pending = lane.valid.saturating_sub(lane.sent + lane.uncertain);
-        status.sent += lane.sent;
-        status.uncertain += lane.uncertain;
-        status.pending += lane.pending;
-    }
-    status.complete = status.pending == 0;
-    Ok(status)
-}
-
-/// `msgbatch status`: where every row stands, from the checkpoint alone.
-pub fn status(run_dir: &Path) -> Result<Status> {
-    let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
-    let meta = checkpoint.meta()?.ok_or_else(|| {
-        Refusal(format!(
-            "{} has a checkpoint but no scan yet (the run stopped while reading)",
-            run_dir.display()
-        ))
-    })?;
-    status_of(&checkpoint, &meta)
 }
 
 /// The command that resumes a run directory.

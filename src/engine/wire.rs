@@ -6,7 +6,7 @@ use crate::api::standard::{status_accepted, AlimTalkRequest, BrandRequest, SendR
 use crate::api::{GatewayNumberEntry, MappingEntry, NumberEntry, Variables};
 use crate::campaign::{Campaign, Lane};
 use crate::client::{Client, ClientError};
-use crate::prepare::Recipient;
+use crate::plan::Recipient;
 
 /// The answer to one chunk's request, whatever the lane.
 pub enum Answer {

@@ -1,0 +1,133 @@
+//! The accounting of a whole input (`rows = rejected + suppressed + duplicates + valid`), the validator's warnings, and `rejects.csv`.
+
+use super::classify::{Fate, Rejection};
+use super::PlanError;
+use crate::api::ledger::BillingClass;
+use crate::campaign::{Campaign, Kind, Lane};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The accounting of a whole input: `rows = rejected + suppressed + duplicates + valid`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scan {
+    pub rows: u64,
+    pub valid: u64,
+    pub rejected: u64,
+    pub rejected_by_reason: BTreeMap<String, u64>,
+    pub duplicates: u64,
+    pub suppressed: u64,
+    pub per_lane: BTreeMap<Lane, u64>,
+    pub encoding: String,
+    pub suppression_entries: u64,
+    pub warnings: Vec<String>,
+    /// Estimated charge per billing class when prices are given (fallbacks not included).
+    pub estimated_charge: Option<BTreeMap<BillingClass, i64>>,
+}
+
+impl Scan {
+    /// Chunks the valid rows of a lane make.
+    pub fn chunks_in(&self, lane: Lane, chunk_size: usize) -> u64 {
+        self.per_lane
+            .get(&lane)
+            .copied()
+            .unwrap_or(0)
+            .div_ceil(chunk_size as u64)
+    }
+
+    /// Counts one row's fate.
+    pub fn count(&mut self, fate: &Fate) {
+        self.rows += 1;
+        match fate {
+            Fate::Rejected(rejection) => {
+                self.rejected += 1;
+                *self
+                    .rejected_by_reason
+                    .entry(rejection.reason.as_str().to_string())
+                    .or_default() += 1;
+            }
+            Fate::Suppressed => self.suppressed += 1,
+            Fate::Duplicate => self.duplicates += 1,
+            Fate::Valid(recipient) => {
+                self.valid += 1;
+                *self.per_lane.entry(recipient.lane).or_default() += 1;
+            }
+        }
+    }
+
+    pub fn balanced(&self) -> bool {
+        self.rows == self.valid + self.rejected + self.suppressed + self.duplicates
+    }
+}
+
+/// Advertising hygiene the validator points out without refusing.
+pub fn warnings(campaign: &Campaign) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !campaign.is_advertising() {
+        return warnings;
+    }
+    let Some(text) = campaign.message_text() else {
+        if campaign.kind == Kind::Brand {
+            warnings.push("advertising: the template's text is not known here; check it starts with (광고) and carries a free opt-out line".into());
+        }
+        return warnings;
+    };
+    if !text.trim_start().starts_with("(광고)") {
+        warnings.push("advertising: the text does not start with (광고)".into());
+    }
+    let opt_out = ["무료거부", "무료 거부", "수신거부", "수신 거부", "080"];
+    if !opt_out.iter().any(|marker| text.contains(marker)) {
+        warnings
+            .push("advertising: no free opt-out line (무료거부/수신거부 with an 080 number) found in the text".into());
+    }
+    warnings
+}
+
+/// Writes `rejects.csv`: row number, column, reason, detail (no phone number: the row number finds it).
+pub struct RejectsWriter {
+    path: PathBuf,
+    writer: csv::Writer<std::fs::File>,
+}
+
+impl RejectsWriter {
+    pub fn create(path: &Path) -> Result<RejectsWriter, PlanError> {
+        let write_error = |source| PlanError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = crate::files::create_private(path).map_err(write_error)?;
+        let mut writer = csv::Writer::from_writer(file);
+        writer
+            .write_record(["row", "column", "reason", "detail"])
+            .map_err(|e| write_error(e.into()))?;
+        Ok(RejectsWriter {
+            path: path.to_path_buf(),
+            writer,
+        })
+    }
+
+    pub fn write(&mut self, row: u64, rejection: &Rejection) -> Result<(), PlanError> {
+        self.writer
+            .write_record([
+                &row.to_string(),
+                &rejection.column,
+                rejection.reason.as_str(),
+                &rejection.detail,
+            ])
+            .map_err(|e| PlanError::Write {
+                path: self.path.clone(),
+                source: e.into(),
+            })
+    }
+
+    pub fn finish(mut self) -> Result<(), PlanError> {
+        self.writer.flush().map_err(|source| PlanError::Write {
+            path: self.path.clone(),
+            source,
+        })?;
+        self.writer.get_ref().sync_all().map_err(|source| PlanError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,158 @@
+//! The plan of the rows: the one rule "input row → fate → chunk and position" that every command walks.
+//!
+//! `walk` reads the recipients once, in input order, classifies each row (rejected, suppressed,
+//! duplicate or valid in a lane), places every valid row in its chunk, and hands the visitor each
+//! [`PlannedRow`] and each chunk as it closes, with the identity that recognises it again.
+//! Nothing else classifies a row, cuts a chunk or picks a billing class.
+
+mod accounting;
+pub mod billing;
+pub mod chunks;
+pub mod classify;
+
+pub use accounting::{warnings, RejectsWriter, Scan};
+pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};
+pub use classify::{Classifier, Fate, Recipient, RejectReason, Rejection, RowRef};
+
+use crate::campaign::Campaign;
+use crate::input::{self, InputError, RawRow};
+use std::path::PathBuf;
+
+/// Rows read and classified per batch.
+pub const BATCH_ROWS: usize = 16 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("the reader of {path} stopped unexpectedly: {message}")]
+    ReaderPanicked { path: PathBuf, message: String },
+}
+
+/// One input row and what becomes of it. `chunk` is set exactly when the row is valid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedRow {
+    pub row: RowRef,
+    pub fate: Fate,
+    pub chunk: Option<ChunkSlot>,
+}
+
+/// What a command does with the plan as it is walked.
+pub trait Visitor {
+    type Error: From<PlanError>;
+
+    /// Every input row, in input order.
+    fn row(&mut self, row: PlannedRow) -> Result<(), Self::Error>;
+
+    /// A chunk is complete: called right after the row that filled it, and at the end of the input
+    /// for the chunks left partly filled.
+    fn chunk(&mut self, _key: ChunkKey, _identity: ChunkIdentity) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// A batch of this many rows was read (for progress).
+    fn read(&mut self, _rows: u64) {}
+}
+
+/// Reads the whole input and walks every row through the plan. A reader thread feeds batches
+/// through a bounded channel, so memory stays flat whatever the size. Answers the accounting.
+pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V::Error> {
+    let mut classifier = Classifier::new(campaign)?;
+    let spec = Classifier::column_spec(campaign);
+    let path = campaign.recipients.path.clone();
+    let mut source =
+        input::open(&path, campaign.recipients.format, campaign.recipients.encoding, &spec).map_err(PlanError::from)?;
+    let mut scan = Scan {
+        encoding: source.encoding().to_string(),
+        suppression_entries: classifier.suppression_entries(),
+        ..Scan::default()
+    };
+    let mut cutter = Cutter::new(campaign.send.chunk_size);
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<RawRow>, InputError>>(4);
+    let reader = std::thread::spawn(move || loop {
+        match source.next_batch(BATCH_ROWS) {
+            Ok(Some(batch)) => {
+                if sender.send(Ok(batch)).is_err() {
+                    return;
+                }
+            }
+            Ok(None) => return,
+            Err(error) => {
+                let _ = sender.send(Err(error));
+                return;
+            }
+        }
+    });
+    let outcome = (|| -> Result<(), V::Error> {
+        for batch in receiver.iter() {
+            let batch = batch.map_err(PlanError::from)?;
+            let read = batch.len() as u64;
+            for (row, fate) in classifier.classify(batch) {
+                scan.count(&fate);
+                let (chunk, closed) = match &fate {
+                    Fate::Valid(recipient) => {
+                        let (slot, closed) = cutter.place(recipient);
+                        (Some(slot), closed)
+                    }
+                    _ => (None, None),
+                };
+                visitor.row(PlannedRow { row, fate, chunk })?;
+                if let Some((key, identity)) = closed {
+                    visitor.chunk(key, identity)?;
+                }
+            }
+            visitor.read(read);
+        }
+        Ok(())
+    })();
+    drop(receiver);
+    // A reader that panicked sent no error: without this check its rows would silently be missing.
+    if let Err(panic) = reader.join() {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".into());
+        return Err(PlanError::ReaderPanicked { path, message }.into());
+    }
+    outcome?;
+    for (key, identity) in cutter.finish() {
+        visitor.chunk(key, identity)?;
+    }
+    scan.warnings = warnings(campaign);
+    scan.estimated_charge = billing::estimate(campaign, &scan);
+    Ok(scan)
+}
+
+/// Walks the plan for its accounting alone, writing the rejected rows to `rejects`.
+pub fn account(
+    campaign: &Campaign,
+    rejects: &std::path::Path,
+    mut on_read: impl FnMut(u64),
+) -> Result<Scan, PlanError> {
+    struct Accountant<'a, F> {
+        rejects: RejectsWriter,
+        on_read: &'a mut F,
+    }
+    impl<F: FnMut(u64)> Visitor for Accountant<'_, F> {
+        type Error = PlanError;
+        fn row(&mut self, row: PlannedRow) -> Result<(), PlanError> {
+            match &row.fate {
+                Fate::Rejected(rejection) => self.rejects.write(row.row.row, rejection),
+                _ => Ok(()),
+            }
+        }
+        fn read(&mut self, rows: u64) {
+            (self.on_read)(rows)
+        }
+    }
+    let mut accountant = Accountant {
+        rejects: RejectsWriter::create(rejects)?,
+        on_read: &mut on_read,
+    };
+    let scan = walk(campaign, &mut accountant)?;
+    accountant.rejects.finish()?;
+    Ok(scan)
+}

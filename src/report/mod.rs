@@ -1,0 +1,275 @@
+//! Delivery reports: every input row joined with the checkpoint (CSV and Parquet, owner-readable only) and a summary (JSON, Markdown, HTML).
+//!
+//! The rows come from the plan walked again; each chunk the checkpoint knows is checked against
+//! the chunk cut again before its rows are trusted, and the files appear only when every row was.
+
+mod files;
+mod row;
+mod summary;
+
+pub use files::COLUMNS;
+pub use row::{ChargeState, Outcome, ReportRow};
+
+use crate::api::ledger::BillingClass;
+use crate::campaign::{Campaign, Kind, Lane};
+use crate::engine::checkpoint::{Checkpoint, ChunkKey, KnownChunks, RecipientResult, RunMeta};
+use crate::engine::{self, Refusal, CHECKPOINT_DIR};
+use crate::plan::{self, ChunkIdentity, Fate, PlannedRow, Recipient};
+use anyhow::{Context, Result};
+use row::{Pricing, Sent};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Totals of one billing class.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ClassSummary {
+    pub charged: i64,
+    pub refunded: i64,
+    pub provisional: i64,
+    pub disputed: i64,
+    pub charged_count: u64,
+    pub refunded_count: u64,
+    pub provisional_count: u64,
+    pub disputed_count: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub campaign: PathBuf,
+    pub kind: String,
+    pub status: engine::Status,
+    pub acceptance: BTreeMap<String, u64>,
+    pub final_results: BTreeMap<String, u64>,
+    pub charge_states: BTreeMap<ChargeState, u64>,
+    pub classes: BTreeMap<BillingClass, ClassSummary>,
+    pub prices_known: bool,
+    pub files: Vec<PathBuf>,
+}
+
+impl Summary {
+    /// Adds a row. A class's `charged` counts every charge made, including those later refunded,
+    /// so that it compares with the ledger's charges, and `refunded` its refunds.
+    fn tally(&mut self, row: &ReportRow) {
+        *self.acceptance.entry(row.outcome.bucket()).or_default() += 1;
+        if !row.final_result.is_empty() {
+            *self.final_results.entry(row.final_result.clone()).or_default() += 1;
+        }
+        *self.charge_states.entry(row.charge_state).or_default() += 1;
+        if let (true, Some(class)) = (row.charge_state.billed(), row.billing_class) {
+            let totals = self.classes.entry(class).or_default();
+            let amount = row.amount.unwrap_or(0);
+            totals.charged += amount;
+            totals.charged_count += 1;
+            let also = match row.charge_state {
+                ChargeState::Refunded => Some((&mut totals.refunded, &mut totals.refunded_count)),
+                ChargeState::Provisional => Some((&mut totals.provisional, &mut totals.provisional_count)),
+                ChargeState::Disputed => Some((&mut totals.disputed, &mut totals.disputed_count)),
+                _ => None,
+            };
+            if let Some((total, count)) = also {
+                *total += amount;
+                *count += 1;
+            }
+        }
+        if let Some(class) = row.fallback {
+            let totals = self.classes.entry(class).or_default();
+            totals.charged += row.fallback_amount.unwrap_or(0);
+            totals.charged_count += 1;
+        }
+    }
+}
+
+/// A run opened for reading its rows: the checkpoint, and the campaign checked unchanged.
+pub struct RunRows {
+    checkpoint: Checkpoint,
+    meta: RunMeta,
+    campaign: Campaign,
+}
+
+/// Walks the plan and joins each row with what the checkpoint holds for it.
+struct Joiner<'a, F> {
+    campaign: &'a Campaign,
+    checkpoint: &'a Checkpoint,
+    known: KnownChunks,
+    pricing: Pricing,
+    /// The results of the chunk each lane is in, loaded once per chunk.
+    loaded: HashMap<Lane, (u32, Vec<RecipientResult>)>,
+    summary: Summary,
+    on_row: F,
+}
+
+impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> Joiner<'_, F> {
+    fn sent_row(&mut self, planned: &PlannedRow) -> Result<ReportRow> {
+        let Some(slot) = planned.chunk else {
+            return Ok(row::build(self.campaign, planned, None, &self.pricing));
+        };
+        let Some(record) = self.known.records().get(&slot.key) else {
+            return Ok(row::build(self.campaign, planned, None, &self.pricing));
+        };
+        let loaded = self
+            .loaded
+            .get(&slot.key.lane)
+            .is_some_and(|(index, _)| *index == slot.key.index);
+        if !loaded {
+            let results = self.checkpoint.results(slot.key)?.unwrap_or_default();
+            self.loaded.insert(slot.key.lane, (slot.key.index, results));
+        }
+        let results = &self.loaded[&slot.key.lane].1;
+        let result = results.get(slot.position as usize);
+        if let (Some(result), Fate::Valid(recipient)) = (result, &planned.fate) {
+            anyhow::ensure!(
+                result.row == recipient.row,
+                "the checkpoint's results of chunk {} do not match the input at row {}",
+                slot.key,
+                recipient.row
+            );
+        }
+        let final_record = match result {
+            Some(result) if self.campaign.kind == Kind::GatewayAlimtalk && result.accepted => {
+                let id = result.id.as_deref().unwrap_or_default();
+                self.checkpoint
+                    .final_result(id)?
+                    .map(|found| (found.result, found.error_message))
+            }
+            _ => None,
+        };
+        let sent = Sent {
+            record,
+            result,
+            final_record,
+        };
+        Ok(row::build(self.campaign, planned, Some(sent), &self.pricing))
+    }
+}
+
+impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> plan::Visitor for Joiner<'_, F> {
+    type Error = anyhow::Error;
+
+    fn row(&mut self, planned: PlannedRow) -> Result<()> {
+        let row = self.sent_row(&planned)?;
+        self.summary.tally(&row);
+        let recipient = match &planned.fate {
+            Fate::Valid(recipient) => Some(recipient),
+            _ => None,
+        };
+        (self.on_row)(&row, recipient)
+    }
+
+    fn chunk(&mut self, key: ChunkKey, identity: ChunkIdentity) -> Result<()> {
+        self.known.recognise(key, &identity)?;
+        Ok(())
+    }
+}
+
+impl RunRows {
+    pub fn open(run_dir: &Path) -> Result<RunRows> {
+        let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
+        let meta = checkpoint
+            .meta()?
+            .ok_or_else(|| Refusal(format!("{} holds no scan yet: nothing was sent", run_dir.display())))?;
+        let campaign = Campaign::load(&meta.campaign_file)?;
+        engine::verify_unchanged(&campaign, &meta)?;
+        Ok(RunRows {
+            checkpoint,
+            meta,
+            campaign,
+        })
+    }
+
+    pub fn campaign(&self) -> &Campaign {
+        &self.campaign
+    }
+
+    /// Every input row as a report line, in input order, with its recipient when it was valid;
+    /// answers the summary of them all. Refuses when a chunk the checkpoint knows is not cut
+    /// again the same: its rows would be joined with another chunk's results.
+    pub fn walk(&self, on_row: impl FnMut(&ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
+        let summary = Summary {
+            campaign: self.meta.campaign_file.clone(),
+            kind: self.meta.kind.clone(),
+            status: engine::status_of(&self.checkpoint, &self.meta)?,
+            prices_known: self.campaign.prices.is_some(),
+            ..Summary::default()
+        };
+        let mut joiner = Joiner {
+            campaign: &self.campaign,
+            checkpoint: &self.checkpoint,
+            known: KnownChunks::new(self.checkpoint.chunk_records()?),
+            pricing: Pricing::new(&self.campaign),
+            loaded: HashMap::new(),
+            summary,
+            on_row,
+        };
+        plan::walk(&self.campaign, &mut joiner)?;
+        joiner.known.finish()?;
+        Ok(joiner.summary)
+    }
+}
+
+/// A file written under a temporary name and put in place only when complete.
+struct Staged {
+    path: PathBuf,
+    temporary: PathBuf,
+}
+
+impl Staged {
+    fn new(path: PathBuf) -> Staged {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".partial");
+        Staged {
+            temporary: path.with_file_name(name),
+            path,
+        }
+    }
+
+    fn create(&self) -> Result<std::fs::File> {
+        crate::files::create_private(&self.temporary)
+            .with_context(|| format!("cannot create {}", self.temporary.display()))
+    }
+
+    fn commit(self) -> Result<PathBuf> {
+        std::fs::rename(&self.temporary, &self.path)
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.temporary);
+    }
+}
+
+/// Writes the report of a run: `report.csv`, `report.parquet`, `summary.json`, `summary.md`, `summary.html`.
+pub fn write(run_dir: &Path, out: Option<&Path>) -> Result<Summary> {
+    let rows = RunRows::open(run_dir)?;
+    let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
+    crate::files::create_private_dir(&out)?;
+    let csv_file = Staged::new(out.join("report.csv"));
+    let parquet_file = Staged::new(out.join("report.parquet"));
+    let mut csv_writer = csv::Writer::from_writer(csv_file.create()?);
+    csv_writer.write_record(COLUMNS)?;
+    let mut parquet = files::ParquetSink::create(parquet_file.create()?);
+    let mut summary = rows.walk(|row, _| {
+        csv_writer.write_record(files::csv_record(row))?;
+        parquet.push(row.clone())
+    })?;
+    csv_writer.flush()?;
+    drop(csv_writer);
+    parquet.finish()?;
+    summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
+    for (name, body) in [
+        ("summary.json", serde_json::to_string_pretty(&summary)?),
+        ("summary.md", summary::markdown(&summary)),
+        ("summary.html", summary::html(&summary)),
+    ] {
+        let file = Staged::new(out.join(name));
+        file.create()?
+            .write_all(body.as_bytes())
+            .with_context(|| format!("cannot write {}", file.temporary.display()))?;
+        summary.files.push(file.commit()?);
+    }
+    Ok(summary)
+}
