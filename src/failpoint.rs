@@ -1,5 +1,6 @@
 //! Crash points for tests of at-most-once: `MSGBATCH_FAILPOINT=NAME:N` aborts the process (like `kill -9`) at the N-th time it reaches NAME.
 //!
+//! `NAME:N:panic` panics there instead, to test that a panic in a task fails the run.
 //! Names: `after-in-flight` (chunk durably marked, request not yet sent), `after-response`
 //! (answer received, results not yet written), `after-done` (results and `done` written).
 
@@ -11,6 +12,7 @@ pub const ENV: &str = "MSGBATCH_FAILPOINT";
 struct Armed {
     name: String,
     at: u64,
+    panic: bool,
     hits: AtomicU64,
 }
 
@@ -19,10 +21,14 @@ fn armed() -> Option<&'static Armed> {
     ARMED
         .get_or_init(|| {
             let text = std::env::var(ENV).ok()?;
-            let (name, at) = text.split_once(':')?;
+            let mut parts = text.split(':');
+            let name = parts.next()?.to_string();
+            let at = parts.next()?.trim().parse().ok()?;
+            let panic = parts.next() == Some("panic");
             Some(Armed {
-                name: name.to_string(),
-                at: at.trim().parse().ok()?,
+                name,
+                at,
+                panic,
                 hits: AtomicU64::new(0),
             })
         })
@@ -33,6 +39,9 @@ fn armed() -> Option<&'static Armed> {
 pub fn reached(name: &str) {
     if let Some(armed) = armed() {
         if armed.name == name && armed.hits.fetch_add(1, Ordering::SeqCst) + 1 == armed.at {
+            if armed.panic {
+                panic!("failpoint {name}:{} reached", armed.at);
+            }
             eprintln!("msgbatch: failpoint {name}:{} reached, aborting", armed.at);
             std::process::abort();
         }

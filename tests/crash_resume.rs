@@ -301,6 +301,8 @@ struct Setup {
     chunk_size: usize,
     concurrency: usize,
     max_attempts: u32,
+    /// `messages_per_second` (None: no limit).
+    rate: Option<f64>,
     /// How many of the first recipients are also on a suppression list (None: no list).
     suppressed: Option<usize>,
 }
@@ -312,6 +314,7 @@ impl Setup {
             chunk_size,
             concurrency,
             max_attempts: 8,
+            rate: None,
             suppressed: None,
         }
     }
@@ -432,6 +435,10 @@ impl Fixture {
         } else {
             ""
         };
+        let rate = setup
+            .rate
+            .map(|rate| format!("messages_per_second = {rate}\n"))
+            .unwrap_or_default();
         let toml = format!(
             r#"name = "crash-resume"
 kind = "sms"
@@ -452,7 +459,7 @@ path = "recipients.csv"
 chunk_size = {}
 concurrency = {}
 max_attempts = {}
-"#,
+{rate}"#,
             setup.chunk_size, setup.concurrency, setup.max_attempts
         );
         std::fs::write(&self.campaign, toml).expect("campaign written");
@@ -664,10 +671,15 @@ fn crash_after_the_first_in_flight_mark_leaves_an_unsent_uncertain_chunk_only_re
         (resumed.status.sent, resumed.status.uncertain, resumed.status.pending),
         (50, 10, 0)
     );
+    assert!(
+        !resumed.status.complete,
+        "uncertain rows are not settled: status says incomplete, as resume's exit 3 does"
+    );
     assert_eq!(resumed.sandbox_total(), 50);
 
     fx.resume(true).expect_code(0);
     let resent = fx.audit();
+    assert!(resent.status.complete);
     assert!(resent.uncertain_unsent.is_empty() && resent.uncertain_left.is_empty());
     assert_eq!(
         (resent.status.sent, resent.status.uncertain, resent.status.pending),
@@ -1225,4 +1237,60 @@ fn ctrl_c_stops_taking_chunks_settles_those_in_flight_and_prints_the_resume_comm
     for number in &fx.valid {
         assert_eq!(resumed.sent.numbers.get(number), Some(&1), "{number} sent exactly once");
     }
+}
+
+#[test]
+fn a_panic_in_a_sender_fails_the_run_and_leaves_its_chunk_uncertain() {
+    let fx = Fixture::new(Setup::new(50, 10, 1), None);
+    let mut command = fx.command(&["run"]);
+    command
+        .arg(&fx.campaign)
+        .arg("--out")
+        .arg(&fx.run_dir)
+        .env("MSGBATCH_FAILPOINT", "after-in-flight:3:panic");
+    let finished = Running::spawn(command, "msgbatch run (sender panics)").finish();
+    finished.expect_code(EXIT_FAILED).expect_stderr("panicked");
+
+    let audit = fx.audit();
+    assert_eq!(
+        audit.uncertain_unsent,
+        vec![2],
+        "the third chunk was marked, then its task panicked"
+    );
+    assert_eq!(audit.states.get(&2), Some(&ChunkState::InFlight));
+    assert_eq!(audit.status.uncertain, 10);
+    assert!(!audit.status.complete);
+}
+
+#[test]
+fn ctrl_c_during_a_rate_limit_wait_sends_no_further_chunk() {
+    // One message a second and chunks of 10: the first chunk goes at once, the second waits 10 s.
+    let fx = Fixture::new(
+        Setup {
+            rate: Some(1.0),
+            ..Setup::new(30, 10, 1)
+        },
+        None,
+    );
+    let mut run = fx.start_run(None);
+    let deadline = Instant::now() + LIMIT;
+    while fx.sandbox.sent().total < 10 {
+        assert!(Instant::now() < deadline, "the first chunk never arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupt = Command::new("kill")
+        .args(["-INT", &run.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupt.success(), "SIGINT is delivered");
+    run.stderr.wait_for("the stop notice", |line| line.contains("stopping"));
+    run.finish().expect_code(EXIT_INCOMPLETE);
+
+    let audit = fx.audit();
+    assert_eq!(
+        audit.sandbox_total(),
+        10,
+        "the chunk waiting for the rate limit did not go"
+    );
+    assert_eq!((audit.status.sent, audit.status.pending), (10, 20));
 }

@@ -1,0 +1,151 @@
+//! A run directory is never left dead and never taken from something else: refusals to start leave nothing, foreign folders are refused, and unreadable input never ends in exit 0.
+
+mod common;
+
+use common::process::{exec, msgbatch_at, path_str};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+const DAYTIME: &str = "2026-11-23T11:00:00+09:00";
+
+fn write_campaign(dir: &Path, recipients: &str, endpoint: &str) -> PathBuf {
+    let campaign = dir.join("campaign.toml");
+    std::fs::write(
+        &campaign,
+        format!(
+            r#"kind = "sms"
+{endpoint}
+[credentials]
+group_id = "demo"
+
+[message]
+service = 3001
+text = "[데모몰] 주문하신 상품이 오늘 출발합니다."
+callback_no = "0212345678"
+
+[recipients]
+path = "{recipients}"
+phone = "phone"
+"#
+        ),
+    )
+    .unwrap();
+    campaign
+}
+
+fn write_recipients(dir: &Path) {
+    std::fs::write(dir.join("people.csv"), "phone\n01020001001\n01020001002\n").unwrap();
+}
+
+fn run(dir: &Path, campaign: &Path, out: &Path) -> common::process::Outcome {
+    exec(
+        msgbatch_at(dir, DAYTIME),
+        &["run", path_str(campaign), "--out", path_str(out)],
+    )
+}
+
+#[test]
+fn a_run_refused_for_a_missing_column_leaves_no_run_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("people.csv"), "mobile\n01020001001\n").unwrap();
+    let campaign = write_campaign(dir.path(), "people.csv", "");
+    let out = dir.path().join("run");
+
+    let refused = run(dir.path(), &campaign, &out).expect_code(2, "missing column");
+    assert!(refused.stderr.contains("\"phone\""), "{}", refused.show());
+    assert!(!out.exists(), "no dead run directory is left behind");
+
+    std::fs::write(dir.path().join("people.csv"), "phone\n01020001001\n").unwrap();
+    run(dir.path(), &campaign, &out).expect_code(0, "the same --out after fixing the file");
+}
+
+#[test]
+fn a_run_refused_for_a_missing_api_key_leaves_no_run_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let endpoint =
+        r#"endpoint = { base_url = "http://127.0.0.1:9/standard", gateway_url = "http://127.0.0.1:9/gateway" }"#;
+    let campaign = write_campaign(dir.path(), "people.csv", endpoint);
+    let out = dir.path().join("run");
+    let mut command = msgbatch_at(dir.path(), DAYTIME);
+    command.env_remove("MSGBATCH_API_KEY");
+    let refused = exec(command, &["run", path_str(&campaign), "--out", path_str(&out)]);
+    let refused = refused.expect_code(2, "no API key");
+    assert!(refused.stderr.contains("no API key"), "{}", refused.show());
+    assert!(!out.exists(), "no dead run directory is left behind");
+}
+
+#[test]
+fn out_on_a_folder_holding_other_files_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_campaign(dir.path(), "people.csv", "");
+    let out = dir.path().join("documents");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("budget.xlsx"), "not a run").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let refused = run(dir.path(), &campaign, &out).expect_code(2, "a foreign folder");
+    assert!(refused.stderr.contains("is not a run directory"), "{}", refused.show());
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "the folder's mode is not changed");
+    let names: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["budget.xlsx"], "nothing is written into it");
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(0o750)).unwrap();
+    run(dir.path(), &campaign, &empty).expect_code(0, "an empty folder is a fine run directory");
+    let mode = std::fs::metadata(&empty).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o750, "an existing folder keeps its mode");
+}
+
+#[test]
+fn a_run_killed_before_it_recorded_anything_is_started_again_by_run_and_explained_by_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_campaign(dir.path(), "people.csv", "");
+    let out = dir.path().join("run");
+    std::fs::create_dir(&out).unwrap();
+    // What a run killed while reading its input leaves: a checkpoint with nothing recorded.
+    drop(msgbatch::engine::checkpoint::Checkpoint::open(&out.join("checkpoint"), true).unwrap());
+    std::fs::write(out.join("rejects.csv"), "row,column,reason,detail\n").unwrap();
+
+    let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]);
+    let resumed = resumed.expect_code(2, "nothing to resume");
+    assert!(
+        resumed.stderr.contains("stopped before it sent anything") && resumed.stderr.contains("msgbatch run"),
+        "{}",
+        resumed.show()
+    );
+    let ran = run(dir.path(), &campaign, &out).expect_code(0, "run takes the directory over");
+    assert!(ran.stdout.contains("sent 2"), "{}", ran.show());
+}
+
+#[test]
+fn a_parquet_file_the_reader_cannot_read_never_ends_in_exit_0_with_rows_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/decimal_phone.parquet");
+    std::fs::copy(&fixture, dir.path().join("people.parquet")).unwrap();
+    let campaign = write_campaign(dir.path(), "people.parquet", "");
+    let validated = exec(
+        msgbatch_at(dir.path(), DAYTIME),
+        &["validate", path_str(&campaign), "--json"],
+    );
+    match validated.code {
+        Some(0) => assert_eq!(
+            validated.json()["rows"],
+            3,
+            "exit 0 means every row was read: {}",
+            validated.show()
+        ),
+        _ => assert!(
+            validated.stderr.contains("people.parquet"),
+            "a failure names the file: {}",
+            validated.show()
+        ),
+    }
+}
