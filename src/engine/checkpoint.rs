@@ -218,6 +218,9 @@ const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 pub struct Checkpoint {
     path: PathBuf,
     db: sled::Db,
+    /// sled's log file: `flush` syncs it, because sled's own flush (`pwrite` plus
+    /// `sync_file_range`) survives `kill -9` but not a power cut.
+    log: std::fs::File,
     chunks: sled::Tree,
     results: sled::Tree,
     finals: sled::Tree,
@@ -264,9 +267,14 @@ impl Checkpoint {
         let chunks = db.open_tree("chunks").map_err(store_error(path))?;
         let results = db.open_tree("results").map_err(store_error(path))?;
         let finals = db.open_tree("finals").map_err(store_error(path))?;
+        let log = durable_log(path).map_err(|e| CheckpointError::Store {
+            path: path.to_path_buf(),
+            message: format!("cannot sync the checkpoint's log: {e}"),
+        })?;
         Ok(Checkpoint {
             path: path.to_path_buf(),
             db,
+            log,
             chunks,
             results,
             finals,
@@ -288,8 +296,7 @@ impl Checkpoint {
     pub fn put_meta(&self, meta: &RunMeta) -> Result<(), CheckpointError> {
         let bytes = serde_json::to_vec(meta).expect("metadata serialises");
         self.db.insert(META_KEY, bytes).map_err(store_error(&self.path))?;
-        self.db.flush().map_err(store_error(&self.path))?;
-        Ok(())
+        self.flush()
     }
 
     /// Every chunk record, by key.
@@ -388,10 +395,28 @@ impl Checkpoint {
         self.finals.apply_batch(batch).map_err(store_error(&self.path))
     }
 
+    /// Puts everything written so far on stable storage: sled's flush, then `fdatasync` of its log.
     pub fn flush(&self) -> Result<(), CheckpointError> {
         self.db.flush().map_err(store_error(&self.path))?;
-        Ok(())
+        self.log.sync_data().map_err(|e| CheckpointError::Store {
+            path: self.path.clone(),
+            message: format!("cannot sync the checkpoint: {e}"),
+        })
     }
+}
+
+/// Opens sled's log file for syncing, and syncs the checkpoint folder once so that the log's
+/// directory entry survives a power cut too.
+fn durable_log(path: &Path) -> std::io::Result<std::fs::File> {
+    let log = std::fs::File::open(path.join("db"))?;
+    log.sync_all()?;
+    for folder in [Some(path), path.parent().filter(|p| !p.as_os_str().is_empty())]
+        .into_iter()
+        .flatten()
+    {
+        std::fs::File::open(folder)?.sync_all()?;
+    }
+    Ok(log)
 }
 
 /// The chunks a checkpoint knows, checked one by one against the plan cut again: a chunk whose
