@@ -149,3 +149,23 @@ fn a_parquet_file_the_reader_cannot_read_never_ends_in_exit_0_with_rows_missing(
         ),
     }
 }
+
+#[test]
+fn the_last_lines_of_a_run_say_what_to_do_next() {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_campaign(dir.path(), "people.csv", "");
+    let out = dir.path().join("run");
+    let ran = run(dir.path(), &campaign, &out).expect_code(0, "a complete run");
+    let last = ran.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("report:") && last.contains(&format!("msgbatch report {}", out.display())),
+        "{}",
+        ran.show()
+    );
+    assert!(
+        !ran.stderr.contains("resume with"),
+        "nothing is left to resume: {}",
+        ran.show()
+    );
+}

@@ -124,7 +124,6 @@ pub async fn resume(run_dir: &Path, options: RunOptions, json: bool) -> Result<E
 }
 
 fn finish(report: RunReport, json: bool) -> Result<Exit> {
-    let incomplete = report.end != RunEnd::Complete || report.status.uncertain > 0 || report.status.pending > 0;
     if json {
         output::json(&report)?;
     } else {
@@ -137,26 +136,52 @@ fn finish(report: RunReport, json: bool) -> Result<Exit> {
         if let Some(collected) = &report.collected {
             print_collected(collected);
         }
-        if report.status.pending > 0 || report.status.uncertain > 0 {
-            let uncertain = if report.status.uncertain > 0 {
-                format!(
-                    " ({} uncertain recipient(s) are not resent unless you add --resend-uncertain)",
-                    report.status.uncertain
-                )
-            } else {
-                String::new()
-            };
-            eprintln!("resume with: {}{uncertain}", engine::resume_command(&report.run_dir));
-        }
         println!("run directory {}", report.run_dir.display());
+        for step in next_steps(&report) {
+            eprintln!("{step}");
+        }
     }
     Ok(if matches!(report.end, RunEnd::Failed(_)) {
         Exit::Failed
-    } else if incomplete {
+    } else if report.end != RunEnd::Complete || !report.status.complete {
         Exit::Incomplete
     } else {
         Exit::Done
     })
+}
+
+/// What to do after a run: resume what is left, collect gateway results, then read the report.
+fn next_steps(report: &RunReport) -> Vec<String> {
+    let status = &report.status;
+    let mut steps = Vec::new();
+    if status.pending > 0 || status.uncertain > 0 {
+        let uncertain = if status.uncertain > 0 {
+            format!(
+                " ({} uncertain recipient(s) are not resent unless you add --resend-uncertain)",
+                status.uncertain
+            )
+        } else {
+            String::new()
+        };
+        steps.push(format!(
+            "resume with: {}{uncertain}",
+            engine::resume_command(&report.run_dir)
+        ));
+    }
+    let gateway = status.kind == crate::campaign::Kind::GatewayAlimtalk.as_str();
+    if gateway && report.collected.is_none() && status.accepted > 0 {
+        steps.push(format!(
+            "final results: msgbatch collect {} (the service settles them about 5 minutes after acceptance)",
+            report.run_dir.display()
+        ));
+    }
+    if status.sent > 0 || status.rows > 0 {
+        steps.push(format!(
+            "report:      msgbatch report {} (report.csv, report.parquet, summary.html)",
+            report.run_dir.display()
+        ));
+    }
+    steps
 }
 
 fn print_status(status: &Status) {
