@@ -10,6 +10,7 @@ pub mod files;
 pub mod input;
 pub mod phone;
 pub mod plan;
+pub mod preview;
 pub mod reconcile;
 pub mod report;
 pub mod retry;

@@ -3,11 +3,13 @@
 use super::exit::Exit;
 use super::output;
 use crate::campaign::quiet::{now_kst, QuietWindow};
-use crate::campaign::Campaign;
+use crate::campaign::{Campaign, Lane};
 use crate::engine::{self, RunEnd, RunOptions, RunReport, Status};
 use crate::plan::Scan;
+use crate::preview::{MessagePreview, Previews};
 use anyhow::Result;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Serialize)]
@@ -18,6 +20,8 @@ struct ValidateOutput<'a> {
     scan: &'a Scan,
     chunks: std::collections::BTreeMap<String, u64>,
     quiet_hours_now: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preview: Option<BTreeMap<Lane, Vec<MessagePreview>>>,
 }
 
 fn default_rejects_path(campaign: &Campaign) -> PathBuf {
@@ -29,10 +33,22 @@ fn default_rejects_path(campaign: &Campaign) -> PathBuf {
     campaign.file.with_file_name(format!("{stem}.rejects.csv"))
 }
 
-pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool) -> Result<Exit> {
+pub fn validate(
+    path: &Path,
+    rejects: Option<PathBuf>,
+    strict: bool,
+    preview: Option<usize>,
+    json: bool,
+) -> Result<Exit> {
     let campaign = Campaign::load(path)?;
     let rejects = rejects.unwrap_or_else(|| default_rejects_path(&campaign));
-    let scan = engine::validate(&campaign, &rejects, json)?;
+    let mut previews = preview.map(|n| Previews::new(&campaign, n));
+    let scan = engine::validate_with(&campaign, &rejects, json, |row| {
+        if let Some(previews) = &mut previews {
+            previews.see(row);
+        }
+    })?;
+    let preview = previews.map(Previews::finish);
     let quiet_hours_now = QuietWindow::for_campaign(&campaign).and_then(|window| {
         let now = now_kst().ok()?;
         window.contains(now).then(|| {
@@ -61,6 +77,7 @@ pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool)
             scan: &scan,
             chunks,
             quiet_hours_now,
+            preview,
         })?;
     } else {
         println!("campaign   {} ({})", path.display(), campaign.kind.as_str());
@@ -104,12 +121,50 @@ pub fn validate(path: &Path, rejects: Option<PathBuf>, strict: bool, json: bool)
             println!("quiet hrs  {quiet}");
         }
         println!("rejects    {}", rejects.display());
+        if let Some(preview) = &preview {
+            print_previews(preview);
+        }
     }
     Ok(if strict && scan.rejected > 0 {
         Exit::Failed
     } else {
         Exit::Done
     })
+}
+
+fn print_previews(previews: &BTreeMap<Lane, Vec<MessagePreview>>) {
+    for (lane, messages) in previews {
+        println!();
+        println!("preview    {} ({} message(s))", lane.as_str(), messages.len());
+        for message in messages {
+            let length = match (message.chars, message.bytes) {
+                (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
+                (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
+                _ => "filled at the service".into(),
+            };
+            println!(
+                "  row {} {} ({}; {}; billed {})",
+                message.row, message.phone, message.chosen, length, message.billing_class
+            );
+            match &message.text {
+                Some(text) => {
+                    for line in text.lines() {
+                        println!("    | {line}");
+                    }
+                }
+                None => {
+                    let vars: Vec<String> = message.variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    println!("    | (the service's template, with {})", vars.join(", "));
+                }
+            }
+            if let Some(fallback) = &message.fallback {
+                println!("    fallback ({}, {} bytes EUC-KR):", fallback.class, fallback.bytes);
+                for line in fallback.text.lines() {
+                    println!("    | {line}");
+                }
+            }
+        }
+    }
 }
 
 pub async fn run(path: &Path, options: RunOptions, json: bool) -> Result<Exit> {

@@ -32,6 +32,9 @@ pub enum Command {
         /// Exit non-zero when any row is rejected.
         #[arg(long)]
         strict: bool,
+        /// Show, per lane, the messages of N recipients as they will be sent (the first rows, and the longest message).
+        #[arg(long, value_name = "N")]
+        preview: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -300,8 +303,9 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             campaign: path,
             rejects,
             strict,
+            preview,
             json,
-        } => campaign::validate(&path, rejects, strict, json),
+        } => campaign::validate(&path, rejects, strict, preview, json),
         Command::Run {
             campaign: path,
             out,

@@ -137,8 +137,18 @@ pub fn check_quiet_hours(campaign: &Campaign, say: impl Fn(&str)) -> Result<()> 
 
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.
 pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result<Scan> {
+    Ok(validate_with(campaign, rejects_path, quiet, |_| {})?)
+}
+
+/// As [`validate`], with every planned row shown to `inspect` (for previews).
+pub fn validate_with(
+    campaign: &Campaign,
+    rejects_path: &Path,
+    quiet: bool,
+    inspect: impl FnMut(&plan::PlannedRow),
+) -> Result<Scan> {
     let progress = Progress::new("read", "rows", None, quiet);
-    let scan = plan::account(campaign, rejects_path, |rows| progress.add(rows))?;
+    let scan = plan::account(campaign, rejects_path, |rows| progress.add(rows), inspect)?;
     progress.finish();
     Ok(scan)
 }

@@ -3,7 +3,6 @@
 use super::classify::Recipient;
 use super::Scan;
 use crate::api::ledger::BillingClass;
-use crate::api::MappingEntry;
 use crate::campaign::{Campaign, Lane};
 use crate::template::Template;
 use crate::text::{euc_kr_len, TextLane};
@@ -20,27 +19,33 @@ pub fn primary_class(campaign: &Campaign, lane: Lane) -> BillingClass {
     }
 }
 
-/// The class of the fallback a recipient gets when its message fails and `alter` is true: SMS
-/// when the filled fallback text fits 90 EUC-KR bytes, else LMS; `None` without a fallback text.
-pub fn fallback_class(campaign: &Campaign, recipient: &Recipient) -> Option<BillingClass> {
+/// The fallback SMS/LMS a recipient gets when its message fails and `alter` is true.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Fallback {
+    pub text: String,
+    pub class: BillingClass,
+    /// Its length in EUC-KR bytes.
+    pub bytes: usize,
+}
+
+/// The fallback of a recipient: its text filled, and SMS when that fits 90 EUC-KR bytes, else
+/// LMS; `None` without a fallback text (or one that no text message can carry).
+pub fn fallback(campaign: &Campaign, recipient: &Recipient) -> Option<Fallback> {
     let source = campaign.fallback_text()?;
-    let vars = MappingEntry {
-        name: recipient.name.clone(),
-        vars: campaign
-            .recipients
-            .variables
-            .iter()
-            .map(|(key, _)| key.clone())
-            .zip(recipient.vars.iter().cloned())
-            .collect(),
-    };
     let text = Template::compile(source)
-        .render(&vars)
+        .render(&recipient.mapping(campaign))
         .unwrap_or_else(|_| source.to_string());
-    match euc_kr_len(&text).ok().and_then(TextLane::for_bytes)? {
-        TextLane::Sms => Some(BillingClass::FallbackSms),
-        TextLane::Lms => Some(BillingClass::FallbackLms),
-    }
+    let bytes = euc_kr_len(&text).ok()?;
+    let class = match TextLane::for_bytes(bytes)? {
+        TextLane::Sms => BillingClass::FallbackSms,
+        TextLane::Lms => BillingClass::FallbackLms,
+    };
+    Some(Fallback { text, class, bytes })
+}
+
+/// The class of a recipient's fallback (see [`fallback`]).
+pub fn fallback_class(campaign: &Campaign, recipient: &Recipient) -> Option<BillingClass> {
+    fallback(campaign, recipient).map(|fallback| fallback.class)
 }
 
 /// The charge the valid rows would make, per billing class, when prices are given (fallbacks not included).

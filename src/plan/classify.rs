@@ -53,6 +53,22 @@ pub struct Recipient {
     pub lane: Lane,
 }
 
+impl Recipient {
+    /// The recipient's name and variables by template key, to fill a template with.
+    pub fn mapping(&self, campaign: &Campaign) -> crate::api::MappingEntry {
+        crate::api::MappingEntry {
+            name: self.name.clone(),
+            vars: campaign
+                .recipients
+                .variables
+                .iter()
+                .map(|(key, _)| key.clone())
+                .zip(self.vars.iter().cloned())
+                .collect(),
+        }
+    }
+}
+
 /// What became of a row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Fate {

@@ -126,19 +126,23 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     Ok(scan)
 }
 
-/// Walks the plan for its accounting alone, writing the rejected rows to `rejects`.
+/// Walks the plan for its accounting, writing the rejected rows to `rejects`; `inspect` sees
+/// every planned row on the way (for previews).
 pub fn account(
     campaign: &Campaign,
     rejects: &std::path::Path,
     mut on_read: impl FnMut(u64),
+    mut inspect: impl FnMut(&PlannedRow),
 ) -> Result<Scan, PlanError> {
-    struct Accountant<'a, F> {
+    struct Accountant<'a, F, I> {
         rejects: RejectsWriter,
         on_read: &'a mut F,
+        inspect: &'a mut I,
     }
-    impl<F: FnMut(u64)> Visitor for Accountant<'_, F> {
+    impl<F: FnMut(u64), I: FnMut(&PlannedRow)> Visitor for Accountant<'_, F, I> {
         type Error = PlanError;
         fn row(&mut self, row: PlannedRow) -> Result<(), PlanError> {
+            (self.inspect)(&row);
             match &row.fate {
                 Fate::Rejected(rejection) => self.rejects.write(row.row.row, rejection),
                 _ => Ok(()),
@@ -151,6 +155,7 @@ pub fn account(
     let mut accountant = Accountant {
         rejects: RejectsWriter::create(rejects)?,
         on_read: &mut on_read,
+        inspect: &mut inspect,
     };
     let scan = walk(campaign, &mut accountant)?;
     accountant.rejects.finish()?;

@@ -1,0 +1,107 @@
+//! Message previews for `validate --preview N`: per lane, the first rows and the longest message, rendered as recipients will get them.
+
+use crate::api::ledger::BillingClass;
+use crate::campaign::{Campaign, Lane};
+use crate::phone::Masked;
+use crate::plan::billing::{self, Fallback};
+use crate::plan::{Fate, PlannedRow, Recipient};
+use crate::text::euc_kr_len;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One recipient's message as it will be sent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessagePreview {
+    pub row: u64,
+    /// Masked: previews are read by people and pasted into tickets.
+    pub phone: String,
+    pub lane: Lane,
+    pub billing_class: BillingClass,
+    /// The filled text; `None` when the service fills a template the client does not know
+    /// (a BASIC brand message), or the message has no text (an image).
+    pub text: Option<String>,
+    /// The template variables sent, when the text is filled at the service.
+    pub variables: BTreeMap<String, String>,
+    pub chars: Option<usize>,
+    /// Length in EUC-KR bytes, where the text can be encoded.
+    pub bytes: Option<usize>,
+    pub fallback: Option<Fallback>,
+    /// Why this row was chosen: `first` or `longest`.
+    pub chosen: &'static str,
+}
+
+/// Gathers previews while the plan is walked.
+pub struct Previews<'a> {
+    campaign: &'a Campaign,
+    per_lane: usize,
+    first: BTreeMap<Lane, Vec<MessagePreview>>,
+    longest: BTreeMap<Lane, MessagePreview>,
+}
+
+impl<'a> Previews<'a> {
+    pub fn new(campaign: &'a Campaign, per_lane: usize) -> Previews<'a> {
+        Previews {
+            campaign,
+            per_lane,
+            first: BTreeMap::new(),
+            longest: BTreeMap::new(),
+        }
+    }
+
+    fn render(&self, recipient: &Recipient, chosen: &'static str) -> MessagePreview {
+        let mapping = recipient.mapping(self.campaign);
+        let text = self
+            .campaign
+            .lane_text()
+            .map(|template| template.render(&mapping).unwrap_or_default());
+        MessagePreview {
+            row: recipient.row,
+            phone: Masked(&recipient.phone).to_string(),
+            lane: recipient.lane,
+            billing_class: billing::primary_class(self.campaign, recipient.lane),
+            chars: text.as_ref().map(|t| t.chars().count()),
+            bytes: text.as_deref().and_then(|t| euc_kr_len(t).ok()),
+            variables: if text.is_some() { BTreeMap::new() } else { mapping.vars },
+            text,
+            fallback: billing::fallback(self.campaign, recipient),
+            chosen,
+        }
+    }
+
+    /// Looks at one planned row.
+    pub fn see(&mut self, planned: &PlannedRow) {
+        let Fate::Valid(recipient) = &planned.fate else {
+            return;
+        };
+        let first = self.first.entry(recipient.lane).or_default();
+        if first.len() < self.per_lane {
+            let preview = self.render(recipient, "first");
+            self.first.entry(recipient.lane).or_default().push(preview);
+            return;
+        }
+        let Some(template) = self.campaign.lane_text() else {
+            return;
+        };
+        let length = template
+            .render(&recipient.mapping(self.campaign))
+            .map(|text| euc_kr_len(&text).unwrap_or(text.len()))
+            .unwrap_or(0);
+        let longest_so_far = self
+            .longest
+            .get(&recipient.lane)
+            .map_or(0, |preview| preview.bytes.unwrap_or(0));
+        let first_longest = first.iter().map(|p| p.bytes.unwrap_or(0)).max().unwrap_or(0);
+        if length > longest_so_far && length > first_longest {
+            let preview = self.render(recipient, "longest");
+            self.longest.insert(recipient.lane, preview);
+        }
+    }
+
+    /// Per lane: the first rows, then the longest message when it is not among them.
+    pub fn finish(mut self) -> BTreeMap<Lane, Vec<MessagePreview>> {
+        for (lane, longest) in std::mem::take(&mut self.longest) {
+            self.first.entry(lane).or_default().push(longest);
+        }
+        self.first
+    }
+}
