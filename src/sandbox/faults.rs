@@ -1,6 +1,6 @@
 //! Fault injection: latency, 503 and 429 with `Retry-After`, and requests processed then answered by a dropped connection.
 
-use super::accounts::{FaultConfig, FaultScope};
+use crate::api::faults::{FaultConfig, FaultScope};
 use parking_lot::Mutex;
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 //! HTTP routes of the sandbox: both deployments, the admin paths, credentials and fault injection around each call.
 
-use super::accounts::FaultConfig;
 use super::faults::{FaultAction, Faults};
 use super::state::{Credentials, GroupRef, Rejection, SandboxState};
 use crate::api::channel::{ChannelCreate, ChannelUpdate, SenderIssue};
+use crate::api::faults::FaultConfig;
 use crate::api::gateway::GatewayAlimTalkRequest;
 use crate::api::standard::{AlimTalkRequest, BrandRequest, TextMessageRequest};
 use crate::api::{Code, ErrorBody, HEADER_API_KEY, HEADER_GROUP_ID};
