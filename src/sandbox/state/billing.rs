@@ -6,7 +6,8 @@ use crate::api::now_millis;
 use crate::text::{euc_kr_len, TextLane};
 
 impl GroupState {
-    /// Checks `callbackNo` where `alter` asks for a fallback.
+    /// Checks `callbackNo` where `alter` asks for a fallback: the standard deployment's
+    /// notification and brand endpoints require it ("yes when `alter` is true").
     pub(super) fn check_fallback_callback(
         &self,
         alter: bool,
@@ -16,16 +17,33 @@ impl GroupState {
         if !alter {
             return Ok(());
         }
-        match callback_no {
-            None | Some("") => Err(reject(
+        match callback_no.filter(|number| !number.is_empty()) {
+            None => Err(reject(
                 "SBX_CALLBACK_REQUIRED",
                 "callbackNo is required when alter is true".into(),
             )),
-            Some(number) if !self.callback_registered(number) => Err(reject(
-                "SBX_CALLBACK_NOT_REGISTERED",
-                format!("callbackNo {number} is not a pre-registered sender number"),
-            )),
-            Some(_) => Ok(()),
+            Some(number) => self.check_callback_registered(number, reject),
+        }
+    }
+
+    /// The sender number of a gateway send's fallback, where the spec makes `callbackNo`
+    /// optional even with `alter`: the request's, else the channel's, else the group's first
+    /// registered number; `None` when there is none. A number given but not registered is refused.
+    pub(super) fn gateway_fallback_sender(
+        &self,
+        request_callback: Option<&str>,
+        channel_callback: Option<&str>,
+    ) -> Result<Option<String>, Rejection> {
+        let given = [request_callback, channel_callback]
+            .into_iter()
+            .flatten()
+            .find(|number| !number.is_empty());
+        match given {
+            Some(number) => {
+                self.check_callback_registered(number, Rejection::fail)?;
+                Ok(Some(number.to_string()))
+            }
+            None => Ok(self.config.callback_numbers.first().cloned()),
         }
     }
 
@@ -77,13 +95,16 @@ impl GroupState {
             amount,
             reference,
             send_group_id: send_group_id.map(str::to_string),
+            callback_no: None,
         });
     }
 
-    /// The automatic fallback text message: SMS or LMS by its EUC-KR length. Answers whether it went.
+    /// The automatic fallback text message from `sender`: SMS or LMS by its EUC-KR length.
+    /// Answers whether it went.
     pub(super) fn send_fallback(
         &mut self,
         recipient: &str,
+        sender: &str,
         text: &str,
         reference: String,
         send_group_id: Option<&str>,
@@ -93,7 +114,14 @@ impl GroupState {
             Some(TextLane::Lms) => BillingClass::FallbackLms,
             None => return false,
         };
-        self.charge(class, recipient, reference, send_group_id).is_some()
+        if self.charge(class, recipient, reference, send_group_id).is_none() {
+            return false;
+        }
+        // The ledger is where the sandbox shows which sender number a fallback went from.
+        if let Some(entry) = self.ledger.last_mut() {
+            entry.callback_no = Some(sender.to_string());
+        }
+        true
     }
 }
 

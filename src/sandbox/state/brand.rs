@@ -108,6 +108,7 @@ impl SandboxState {
         }
         let alter = request.alter.unwrap_or(false);
         g.check_fallback_callback(alter, request.callback_no.as_deref(), reject)?;
+        let fallback_sender = request.callback_no.as_deref().unwrap_or_default();
         let single;
         let entries: &[NumberEntry] = match (&request.numbers, &request.mobile) {
             (Some(_), Some(_)) => {
@@ -192,7 +193,7 @@ impl SandboxState {
                     if alter {
                         if let Some(fallback) = &fallback_template {
                             let text = fill(fallback, entry).unwrap_or_else(|_| fallback.source().to_string());
-                            g.send_fallback(&digits, &text, uid.to_string(), None);
+                            g.send_fallback(&digits, fallback_sender, &text, uid.to_string(), None);
                         }
                     }
                     code

@@ -20,12 +20,7 @@ impl SandboxState {
             ));
         }
         if let Some(callback) = &request.callback_no {
-            if !g.callback_registered(callback) {
-                return Err(Rejection::fail(
-                    "SBX_CALLBACK_NOT_REGISTERED",
-                    format!("callbackNo {callback} is not a pre-registered sender number"),
-                ));
-            }
+            g.check_callback_registered(callback, Rejection::fail)?;
         }
         let now = now_millis();
         let record = Channel {
@@ -118,12 +113,7 @@ impl SandboxState {
             }
         }
         if let Some(callback) = &update.callback_no {
-            if !g.callback_registered(callback) {
-                return Err(Rejection::fail(
-                    "SBX_CALLBACK_NOT_REGISTERED",
-                    format!("callbackNo {callback} is not a pre-registered sender number"),
-                ));
-            }
+            g.check_callback_registered(callback, Rejection::fail)?;
         }
         let channel = g.channels.get_mut(id).expect("checked");
         if channel.record.status == channel_status::DELETED {

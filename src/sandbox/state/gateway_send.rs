@@ -1,6 +1,6 @@
 //! `POST {gateway_url}/alimTalk`: gateway acceptance, the charge at acceptance and the stored send records.
 
-use super::{fill, GatewayRecord, GroupRef, Rejection, SandboxState};
+use super::{fill, Fallback, GatewayRecord, GroupRef, Rejection, SandboxState};
 use crate::api::channel::{channel_status, sender_status};
 use crate::api::gateway::{
     acceptance, final_result, GatewayAcceptance, GatewayAlimTalkRequest, GatewaySendResponse, SendRecord,
@@ -111,8 +111,11 @@ impl SandboxState {
             },
         };
         let alter = request.alter.unwrap_or(false);
-        let callback = request.callback_no.clone().or(channel_callback);
-        g.check_fallback_callback(alter, callback.as_deref(), Rejection::fail)?;
+        let fallback_sender = if alter {
+            g.gateway_fallback_sender(request.callback_no.as_deref(), channel_callback.as_deref())?
+        } else {
+            None
+        };
         if request.numbers.is_empty() {
             return Err(Rejection::fail("SBX_NO_RECIPIENTS", "numbers must not be empty"));
         }
@@ -195,7 +198,10 @@ impl SandboxState {
             }
             let fallback = fallback_template.as_ref().map(|t| {
                 let text = fill(t, entry).unwrap_or_else(|_| t.source().to_string());
-                (callback.clone().unwrap_or_default(), text)
+                Fallback {
+                    callback_no: fallback_sender.clone(),
+                    text,
+                }
             });
             g.record_position.insert(id.clone(), ids.len());
             ids.push(id.clone());

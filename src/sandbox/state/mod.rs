@@ -110,7 +110,15 @@ struct GatewayRecord {
     record: SendRecord,
     outcome: Option<OutcomeRule>,
     charged: i64,
-    fallback: Option<(String, String)>,
+    fallback: Option<Fallback>,
+}
+
+/// The fallback SMS/LMS a gateway send asked for (`alter`), sent if its record settles `FAILED`.
+#[derive(Clone)]
+struct Fallback {
+    /// `None` when the request gave no `callbackNo` and neither the channel nor the group has one.
+    callback_no: Option<String>,
+    text: String,
 }
 
 struct PendingToken {
@@ -252,9 +260,17 @@ impl GroupState {
         self.channels.insert(id, channel);
     }
 
-    fn callback_registered(&self, number: &str) -> bool {
+    /// Refuses a sender number the group did not register (SMS, LMS and every fallback send
+    /// only go from pre-registered numbers).
+    fn check_callback_registered(&self, number: &str, reject: fn(&str, String) -> Rejection) -> Result<(), Rejection> {
         let digits = digits_of(number);
-        !digits.is_empty() && self.callback_numbers.contains(&digits)
+        if !digits.is_empty() && self.callback_numbers.contains(&digits) {
+            return Ok(());
+        }
+        Err(reject(
+            "SBX_CALLBACK_NOT_REGISTERED",
+            format!("callbackNo {number} is not a pre-registered sender number"),
+        ))
     }
 
     fn outcome(&self, digits: &str) -> Option<&OutcomeRule> {

@@ -63,6 +63,7 @@ impl SandboxState {
         let template = compiled.template.clone();
         let alter = request.alter.unwrap_or(false);
         g.check_fallback_callback(alter, request.callback_no.as_deref(), Rejection::fail)?;
+        let fallback_sender = request.callback_no.as_deref().unwrap_or_default();
         check_entries(&request.numbers, Rejection::fail)?;
         let date = now_millis();
         let mut value = Vec::with_capacity(request.numbers.len());
@@ -77,7 +78,7 @@ impl SandboxState {
                     Some(rule) => {
                         let code = rule.code.clone().unwrap_or_else(|| "CH_SBX_UNDELIVERABLE".into());
                         if alter {
-                            g.send_fallback(&digits, &text, uid.to_string(), None);
+                            g.send_fallback(&digits, fallback_sender, &text, uid.to_string(), None);
                         }
                         code
                     }

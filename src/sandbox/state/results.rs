@@ -1,6 +1,6 @@
 //! Gateway results: records settling to their final state, the single lookup and the send-group listing.
 
-use super::{parse_limit, GroupRef, GroupState, Rejection, SandboxState};
+use super::{parse_limit, Fallback, GroupRef, GroupState, Rejection, SandboxState};
 use crate::api::gateway::{final_result, ResultPage, SendRecord, RESULT_PAGE_DEFAULT, RESULT_PAGE_MAX};
 use crate::api::ledger::BillingClass;
 use crate::sandbox::accounts::Outcome;
@@ -28,9 +28,15 @@ impl GroupState {
             Some((Outcome::GatewayFailed, message)) => {
                 record.result = Some(final_result::FAILED.into());
                 record.status = Some("FAILED".into());
-                record.error_message = Some(message.unwrap_or_else(|| "delivery failed".into()));
-                let charged = entry.charged;
                 let fallback = entry.fallback.clone();
+                let mut reason = message.unwrap_or_else(|| "delivery failed".into());
+                if fallback.as_ref().is_some_and(|f| f.callback_no.is_none()) {
+                    reason.push_str(
+                        "; no fallback SMS/LMS was sent: the request gave no callbackNo and the group has no registered sender number",
+                    );
+                }
+                record.error_message = Some(reason);
+                let charged = entry.charged;
                 self.refund(
                     BillingClass::Alimtalk,
                     &mobile,
@@ -38,8 +44,12 @@ impl GroupState {
                     id.to_string(),
                     send_group_id.as_deref(),
                 );
-                if let Some((_, text)) = fallback {
-                    self.send_fallback(&mobile, &text, id.to_string(), send_group_id.as_deref());
+                if let Some(Fallback {
+                    callback_no: Some(sender),
+                    text,
+                }) = fallback
+                {
+                    self.send_fallback(&mobile, &sender, &text, id.to_string(), send_group_id.as_deref());
                 }
             }
             Some((Outcome::GatewayGiveup, _)) => {

@@ -24,15 +24,7 @@ impl SandboxState {
                 format!("service {} is not an SMS service of this group", request.service),
             ));
         }
-        if !g.callback_registered(&request.callback_no) {
-            return Err(Rejection::fail(
-                "SBX_CALLBACK_NOT_REGISTERED",
-                format!(
-                    "callbackNo {} is not a pre-registered sender number",
-                    request.callback_no
-                ),
-            ));
-        }
+        g.check_callback_registered(&request.callback_no, Rejection::fail)?;
         if request.numbers.is_empty() {
             return Err(Rejection::fail("SBX_NO_RECIPIENTS", "numbers must not be empty"));
         }
