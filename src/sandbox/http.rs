@@ -161,18 +161,32 @@ async fn guarded(
     response
 }
 
+/// Which deployment (or the admin paths) an endpoint belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Deployment {
+    Standard,
+    Gateway,
+    Admin,
+}
+
+/// The caller's group; on the gateway, only a group granted gateway eligibility.
 fn authenticate(
     state: &SandboxState,
     headers: &HeaderMap,
     body_group: Option<&str>,
     header_required: bool,
+    deployment: Deployment,
 ) -> Result<GroupRef, Rejection> {
     let credentials = Credentials {
         api_key: header_text(headers, HEADER_API_KEY),
         group_header: header_text(headers, HEADER_GROUP_ID),
         group_body: body_group,
     };
-    state.authenticate(&credentials, header_required)
+    let group = state.authenticate(&credentials, header_required)?;
+    if deployment == Deployment::Gateway {
+        state.check_gateway_eligible(group)?;
+    }
+    Ok(group)
 }
 
 /// What every handler takes from its request: the shared state, a way to drop its connection,
@@ -205,6 +219,7 @@ struct SendEndpoint<T> {
     reject: fn(&str, String) -> Rejection,
     group_header_required: bool,
     body_group: fn(&T) -> &str,
+    deployment: Deployment,
 }
 
 impl Call {
@@ -233,7 +248,13 @@ impl Call {
                 Err(rejection) => return reply_rejection(rejection),
             };
             let group_body = Some((endpoint.body_group)(&request));
-            let group = match authenticate(state, headers, group_body, endpoint.group_header_required) {
+            let group = match authenticate(
+                state,
+                headers,
+                group_body,
+                endpoint.group_header_required,
+                endpoint.deployment,
+            ) {
                 Ok(group) => group,
                 Err(rejection) => return restyled(rejection),
             };
@@ -251,7 +272,13 @@ impl Call {
         let headers = &self.headers;
         guarded(&self.shared, &self.kill, false, |state| {
             let body_group = body.and_then(body_group_id);
-            match authenticate(state, headers, body_group.as_deref(), body.is_none()) {
+            match authenticate(
+                state,
+                headers,
+                body_group.as_deref(),
+                body.is_none(),
+                Deployment::Gateway,
+            ) {
                 Ok(group) => work(state, group),
                 Err(rejection) => reply_rejection(rejection),
             }
@@ -262,7 +289,7 @@ impl Call {
     /// Admin paths need the group's key and `groupid` header, and are never faulted.
     fn admin(&self, work: impl FnOnce(&mut SandboxState, GroupRef) -> Response) -> Response {
         let mut state = self.shared.state.lock();
-        match authenticate(&state, &self.headers, None, true) {
+        match authenticate(&state, &self.headers, None, true, Deployment::Admin) {
             Ok(group) => work(&mut state, group),
             Err(rejection) => reply_rejection(rejection),
         }
@@ -274,6 +301,7 @@ async fn standard_alimtalk(call: Call, body: Bytes) -> Response {
         reject: Rejection::fail,
         group_header_required: false,
         body_group: |r: &AlimTalkRequest| &r.group_id,
+        deployment: Deployment::Standard,
     };
     call.send(&body, endpoint, |s, g, r| s.alimtalk(g, r)).await
 }
@@ -283,6 +311,7 @@ async fn brand(call: Call, body: Bytes) -> Response {
         reject: Rejection::error,
         group_header_required: false,
         body_group: |r: &BrandRequest| &r.group_id,
+        deployment: Deployment::Standard,
     };
     call.send(&body, endpoint, |s, g, r| s.brand(g, r)).await
 }
@@ -291,6 +320,7 @@ const TEXT_ENDPOINT: SendEndpoint<TextMessageRequest> = SendEndpoint {
     reject: Rejection::fail,
     group_header_required: true,
     body_group: |r| &r.group_id,
+    deployment: Deployment::Standard,
 };
 
 async fn sms(call: Call, body: Bytes) -> Response {
@@ -308,6 +338,7 @@ async fn gateway_alimtalk(call: Call, body: Bytes) -> Response {
         reject: Rejection::fail,
         group_header_required: false,
         body_group: |r: &GatewayAlimTalkRequest| &r.group_id,
+        deployment: Deployment::Gateway,
     };
     call.send(&body, endpoint, |s, g, r| s.gateway_send(g, r)).await
 }

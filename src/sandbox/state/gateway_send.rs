@@ -21,13 +21,6 @@ impl SandboxState {
     ) -> Result<GatewaySendResponse, Rejection> {
         let settle_after = self.settle_after;
         let g = self.group(group);
-        if !g.config.gateway {
-            return Err(Rejection::fail(
-                "SBX_GATEWAY_NOT_ELIGIBLE",
-                "this group was not granted gateway eligibility",
-            )
-            .with_http(403));
-        }
         match g.senders.get(&request.service) {
             None => {
                 return Err(Rejection::fail(

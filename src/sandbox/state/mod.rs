@@ -373,6 +373,19 @@ impl SandboxState {
         Ok(GroupRef(index))
     }
 
+    /// "The gateway deployment is only for groups that were granted gateway eligibility":
+    /// every gateway endpoint, sends, lookups, sender profiles, categories and channels alike.
+    pub fn check_gateway_eligible(&self, group: GroupRef) -> Result<(), Rejection> {
+        if self.groups[group.0].config.gateway {
+            return Ok(());
+        }
+        Err(Rejection::fail(
+            "SBX_GATEWAY_NOT_ELIGIBLE",
+            "this group was not granted gateway eligibility",
+        )
+        .with_http(403))
+    }
+
     fn group(&mut self, group: GroupRef) -> &mut GroupState {
         let state = &mut self.groups[group.0];
         state.settle_due(Instant::now());
