@@ -318,7 +318,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => value * 3_600.0,
         other => return Err(format!("unknown unit {other:?} in {text:?} (use ms, s, m or h)")),
     };
-    Ok(Duration::from_secs_f64(seconds))
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("duration out of range: {text:?}"))
 }
 
 #[cfg(test)]
@@ -350,5 +350,29 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_duration_too_long_to_hold_is_an_error() {
+        let error = parse_duration("99999999999999999999h").unwrap_err();
+        assert!(error.contains("out of range"), "{error}");
+        assert!(
+            parse_duration(&"9".repeat(400)).is_err(),
+            "a number that parses as infinity"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_duration_never_panics_on_any_text(text in "\\PC*") {
+            let _ = parse_duration(&text);
+        }
+
+        #[test]
+        fn parse_duration_never_panics_on_any_number_and_unit(
+            text in "[0-9]{0,40}(\\.[0-9]{0,40})?(ms|s|m|min|h|x)?",
+        ) {
+            let _ = parse_duration(&text);
+        }
     }
 }
