@@ -13,11 +13,23 @@ pub struct FaultConfig {
     pub rate_limited_share: f64,
     pub drop_share: f64,
     pub applies_to: FaultScope,
+    /// Share of each send group's records that `GET /result/sendGroup/:sendGroupId` leaves out
+    /// of its pages (`GET /result/:id` still finds them), whatever `applies_to` says.
+    pub listing_hidden_share: f64,
+    /// Pages of `GET /result/sendGroup/:sendGroupId` after the first answer again the `lastKey`
+    /// they were given, as a service stuck on one token would.
+    pub listing_repeats_last_key: bool,
 }
 
 impl FaultConfig {
-    /// Each share between 0 and 1, and together at most 1.
+    /// Each share between 0 and 1, and the three request shares together at most 1.
     pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.listing_hidden_share) {
+            return Err(format!(
+                "faults.listing_hidden_share must be between 0 and 1, got {}",
+                self.listing_hidden_share
+            ));
+        }
         let shares = [
             ("unavailable_share", self.unavailable_share),
             ("rate_limited_share", self.rate_limited_share),

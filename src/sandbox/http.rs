@@ -348,12 +348,14 @@ async fn result(call: Call, Path(id): Path<String>) -> Response {
 }
 
 async fn result_group(call: Call, Path(send_group_id): Path<String>, Query(query): Query_) -> Response {
+    let listing = call.shared.faults.listing();
     call.gateway(None, |s, g| {
         let page = s.result_page(
             g,
             &send_group_id,
             query.get("limit").map(String::as_str),
             query.get("lastKey").map(String::as_str),
+            listing,
         );
         reply(page, StatusCode::OK)
     })

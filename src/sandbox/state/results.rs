@@ -4,6 +4,7 @@ use super::{parse_limit, Fallback, GroupRef, GroupState, Rejection, SandboxState
 use crate::api::gateway::{final_result, ResultPage, SendRecord, RESULT_PAGE_DEFAULT, RESULT_PAGE_MAX};
 use crate::api::ledger::BillingClass;
 use crate::sandbox::accounts::Outcome;
+use crate::sandbox::faults::ListingFaults;
 use std::time::Instant;
 
 impl GroupState {
@@ -74,13 +75,14 @@ impl SandboxState {
             .ok_or_else(|| Rejection::not_found(format!("no send record {id}")))
     }
 
-    /// `GET {gateway_url}/result/sendGroup/:sendGroupId`.
+    /// `GET {gateway_url}/result/sendGroup/:sendGroupId`, under the listing faults in force.
     pub fn result_page(
         &mut self,
         group: GroupRef,
         send_group_id: &str,
         limit: Option<&str>,
         last_key: Option<&str>,
+        listing: ListingFaults,
     ) -> Result<ResultPage, Rejection> {
         let limit = parse_limit(limit, RESULT_PAGE_DEFAULT, RESULT_PAGE_MAX)?;
         let g = self.group(group);
@@ -99,13 +101,20 @@ impl SandboxState {
                 }
             },
         };
-        let end = (start + limit).min(ids.len());
-        let items: Vec<SendRecord> = ids[start..end].iter().map(|id| g.records[id].record.clone()).collect();
-        let last_key = (end < ids.len()).then(|| ids[end - 1].clone());
+        let mut listed = (start..ids.len()).filter(|&position| !listing.hides(position));
+        let shown: Vec<usize> = listed.by_ref().take(limit).collect();
+        let more = listed.next().is_some();
+        let items: Vec<SendRecord> = shown.iter().map(|&p| g.records[&ids[p]].record.clone()).collect();
+        let mut next_key = shown.last().filter(|_| more).map(|&p| ids[p].clone());
+        if listing.repeats_last_key && next_key.is_some() {
+            if let Some(given) = last_key {
+                next_key = Some(given.to_string());
+            }
+        }
         Ok(ResultPage {
             count: items.len() as u64,
             items,
-            last_key,
+            last_key: next_key,
         })
     }
 }
