@@ -270,31 +270,31 @@ fn collect_refuses_a_standard_run_and_a_run_of_the_in_process_sandbox() {
     }
 }
 
-/// Puts `faults` in force in the sandbox process (its counters restart).
-fn set_faults(sandbox: &SandboxProcess, faults: &FaultConfig) {
+/// A gateway campaign of `count` recipients sent to a sandbox process whose results settle at
+/// once, which then puts `faults` in force (its counters restart) for the collect to meet.
+fn sent_then_faulted(count: usize, faults: &FaultConfig) -> (SandboxProcess, Gateway) {
+    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+    let gateway = Gateway::new(&sandbox, count, 100);
+    let run = gateway.run();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
     let client = sandbox.client();
     SandboxProcess::runtime()
         .block_on(client.sandbox_admin(sandbox.root_url()).set_faults(faults))
         .expect("PUT /_sandbox/faults");
+    (sandbox, gateway)
 }
 
 #[test]
 fn collect_reads_through_503_and_429_on_the_result_endpoints() {
-    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
-    let gateway = Gateway::new(&sandbox, 60, 100);
-    let run = gateway.run();
-    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
     // Every 4th request answers 503 and every 4th 429 (never more than two in a row), reads included.
-    set_faults(
-        &sandbox,
-        &FaultConfig {
-            unavailable_share: 0.25,
-            rate_limited_share: 0.25,
-            retry_after_secs: 0,
-            applies_to: FaultScope::All,
-            ..FaultConfig::default()
-        },
-    );
+    let faults = FaultConfig {
+        unavailable_share: 0.25,
+        rate_limited_share: 0.25,
+        retry_after_secs: 0,
+        applies_to: FaultScope::All,
+        ..FaultConfig::default()
+    };
+    let (_sandbox, gateway) = sent_then_faulted(60, &faults);
     let (code, report, stderr) = gateway.collect(&["--page-size", "7"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(results_of(&report), expected_strings(&gateway.expected), "nothing lost");
@@ -305,18 +305,13 @@ fn collect_reads_through_503_and_429_on_the_result_endpoints() {
 
 #[test]
 fn collect_gives_up_on_a_read_that_keeps_failing_with_a_clear_error() {
-    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
-    let gateway = Gateway::new(&sandbox, 10, 100);
-    assert_eq!(gateway.run().status.code(), Some(0));
-    set_faults(
-        &sandbox,
-        &FaultConfig {
-            unavailable_share: 1.0,
-            retry_after_secs: 0,
-            applies_to: FaultScope::All,
-            ..FaultConfig::default()
-        },
-    );
+    let faults = FaultConfig {
+        unavailable_share: 1.0,
+        retry_after_secs: 0,
+        applies_to: FaultScope::All,
+        ..FaultConfig::default()
+    };
+    let (_sandbox, gateway) = sent_then_faulted(10, &faults);
     let (code, _, stderr) = gateway.collect(&[]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("gave up after 5 tries"), "{stderr}");
@@ -345,16 +340,11 @@ fn collect_finds_every_record_the_listing_hides_by_single_lookup() {
 
 #[test]
 fn collect_stops_with_an_error_when_the_listing_repeats_its_last_key() {
-    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
-    let gateway = Gateway::new(&sandbox, 60, 100);
-    assert_eq!(gateway.run().status.code(), Some(0));
-    set_faults(
-        &sandbox,
-        &FaultConfig {
-            listing_repeats_last_key: true,
-            ..FaultConfig::default()
-        },
-    );
+    let faults = FaultConfig {
+        listing_repeats_last_key: true,
+        ..FaultConfig::default()
+    };
+    let (_sandbox, gateway) = sent_then_faulted(60, &faults);
     let (code, _, stderr) = gateway.collect(&["--page-size", "10"]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("lastKey"), "{stderr}");
