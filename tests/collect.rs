@@ -1,8 +1,11 @@
-//! Collecting gateway results with the real binary against a sandbox process: every page size, a run collected later, the horizon.
+//! Collecting gateway results with the real binary against a sandbox process: every page size, a run collected later, the horizon,
+//! reads through 503/429, records the listing hides, and a listing that repeats its `lastKey`.
 
 mod common;
 
 use common::process::SandboxProcess;
+use msgbatch::api::faults::{FaultConfig, FaultScope};
+use msgbatch::sandbox::accounts::DEMO_ACCOUNTS;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -265,4 +268,85 @@ fn collect_refuses_a_standard_run_and_a_run_of_the_in_process_sandbox() {
         assert_eq!(collect.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(refusal), "{stderr}");
     }
+}
+
+/// A gateway campaign of `count` recipients sent to a sandbox process whose results settle at
+/// once, which then puts `faults` in force (its counters restart) for the collect to meet.
+fn sent_then_faulted(count: usize, faults: &FaultConfig) -> (SandboxProcess, Gateway) {
+    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+    let gateway = Gateway::new(&sandbox, count, 100);
+    let run = gateway.run();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let client = sandbox.client();
+    SandboxProcess::runtime()
+        .block_on(client.sandbox_admin(sandbox.root_url()).set_faults(faults))
+        .expect("PUT /_sandbox/faults");
+    (sandbox, gateway)
+}
+
+#[test]
+fn collect_reads_through_503_and_429_on_the_result_endpoints() {
+    // Every 4th request answers 503 and every 4th 429 (never more than two in a row), reads included.
+    let faults = FaultConfig {
+        unavailable_share: 0.25,
+        rate_limited_share: 0.25,
+        retry_after_secs: 0,
+        applies_to: FaultScope::All,
+        ..FaultConfig::default()
+    };
+    let (_sandbox, gateway) = sent_then_faulted(60, &faults);
+    let (code, report, stderr) = gateway.collect(&["--page-size", "7"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(results_of(&report), expected_strings(&gateway.expected), "nothing lost");
+    assert_eq!(report["pages_read"].as_u64(), Some(60u64.div_ceil(7)));
+    let retries = report["read_retries"].as_u64().expect("read_retries reported");
+    assert!(retries > 0, "the faults were met and read through: {report}");
+}
+
+#[test]
+fn collect_gives_up_on_a_read_that_keeps_failing_with_a_clear_error() {
+    let faults = FaultConfig {
+        unavailable_share: 1.0,
+        retry_after_secs: 0,
+        applies_to: FaultScope::All,
+        ..FaultConfig::default()
+    };
+    let (_sandbox, gateway) = sent_then_faulted(10, &faults);
+    let (code, _, stderr) = gateway.collect(&[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("gave up after 5 tries"), "{stderr}");
+    assert!(stderr.contains("503"), "the last failure is named: {stderr}");
+}
+
+#[test]
+fn collect_finds_every_record_the_listing_hides_by_single_lookup() {
+    // The accounts file's [faults]: a quarter of each send group's records left out of its listing.
+    let dir = tempfile::tempdir().unwrap();
+    let accounts = dir.path().join("accounts.toml");
+    let hiding = DEMO_ACCOUNTS.replace("listing_hidden_share = 0.0", "listing_hidden_share = 0.25");
+    assert_ne!(hiding, DEMO_ACCOUNTS, "the demo accounts name listing_hidden_share");
+    std::fs::write(&accounts, hiding).unwrap();
+    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s", "--accounts", accounts.to_str().unwrap()]);
+    // Send groups of 100 and 20: 25 and 5 records hidden, every one of them accepted (the
+    // refused ones, rows 2 and 52 and 102, sit at positions a share of 0.25 does not pick).
+    let gateway = Gateway::new(&sandbox, 120, 100);
+    assert_eq!(gateway.run().status.code(), Some(0));
+    let (code, report, stderr) = gateway.collect(&["--page-size", "9"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["single_lookups"].as_u64(), Some(30), "{report}");
+    assert_eq!(report["missing"].as_u64(), Some(0), "{report}");
+    assert_eq!(results_of(&report), expected_strings(&gateway.expected), "nothing lost");
+}
+
+#[test]
+fn collect_stops_with_an_error_when_the_listing_repeats_its_last_key() {
+    let faults = FaultConfig {
+        listing_repeats_last_key: true,
+        ..FaultConfig::default()
+    };
+    let (_sandbox, gateway) = sent_then_faulted(60, &faults);
+    let (code, _, stderr) = gateway.collect(&["--page-size", "10"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("lastKey"), "{stderr}");
+    assert!(stderr.contains("a second time"), "{stderr}");
 }

@@ -506,3 +506,135 @@ async fn connect_failure_is_connect_and_provably_not_applied() {
     assert_eq!(error.kind(), ErrorKind::Connect, "{error}");
     assert!(error.provably_not_applied(), "{error}");
 }
+
+// --- result listing ---
+
+/// Walks `GET /result/sendGroup/:id` page by page (at most `most` pages) and answers each page's
+/// ids and `lastKey`.
+async fn listing_pages(
+    client: &Client,
+    send_group_id: &str,
+    limit: u32,
+    most: usize,
+) -> Vec<(Vec<String>, Option<String>)> {
+    let mut pages = Vec::new();
+    let mut last_key: Option<String> = None;
+    while pages.len() < most {
+        let page = client
+            .result_page(send_group_id, Some(limit), last_key.as_deref())
+            .await
+            .expect("page reads");
+        let ids = page.items.iter().map(|r| r.id.clone()).collect();
+        last_key = page.last_key.clone();
+        pages.push((ids, page.last_key));
+        if last_key.is_none() {
+            break;
+        }
+    }
+    pages
+}
+
+/// A gateway send of 12 plain recipients: the ids of its records, in order.
+async fn twelve_records(client: &Client) -> (String, Vec<String>) {
+    let numbers: Vec<String> = (0..12).map(|serial| number_ending(serial, "70")).collect();
+    let response = client
+        .send_gateway_alimtalk(&gateway_to(&numbers))
+        .await
+        .expect("gateway send accepted");
+    assert_eq!(response.accepted, 12);
+    let ids = response.results.iter().map(|r| r.id.clone()).collect();
+    (response.send_group_id, ids)
+}
+
+async fn assert_listing_hides_a_quarter(sandbox: &TestSandbox) {
+    let client = sandbox.client();
+    let (send_group_id, ids) = twelve_records(&client).await;
+    let listed: Vec<String> = listing_pages(&client, &send_group_id, 5, 10)
+        .await
+        .into_iter()
+        .flat_map(|(ids, _)| ids)
+        .collect();
+    // A share of 0.25 hides exactly the 4th, 8th and 12th record, on every read.
+    let hidden = [&ids[3], &ids[7], &ids[11]];
+    let expected: Vec<String> = ids.iter().filter(|id| !hidden.contains(id)).cloned().collect();
+    assert_eq!(
+        listed, expected,
+        "the listing leaves out exactly the hidden records, once each"
+    );
+    for id in hidden {
+        let record = client
+            .result(id)
+            .await
+            .expect("a hidden record is found by single lookup");
+        assert_eq!(&record.id, id);
+        assert_eq!(record.send_group_id.as_deref(), Some(send_group_id.as_str()));
+    }
+}
+
+#[tokio::test]
+async fn listing_hidden_share_from_toml_leaves_records_out_that_single_lookup_finds() {
+    let sandbox = sandbox_from_toml("listing_hidden_share = 0.25").await;
+    assert_listing_hides_a_quarter(&sandbox).await;
+}
+
+#[tokio::test]
+async fn listing_hidden_share_set_by_admin_leaves_records_out_that_single_lookup_finds() {
+    let sandbox = sandbox_with_admin_faults(FaultConfig {
+        listing_hidden_share: 0.25,
+        ..FaultConfig::default()
+    })
+    .await;
+    assert_listing_hides_a_quarter(&sandbox).await;
+}
+
+#[tokio::test]
+async fn listing_hidden_share_over_one_is_refused() {
+    let sandbox = TestSandbox::demo().await;
+    let client = sandbox.client();
+    let error = sandbox
+        .admin(&client)
+        .set_faults(&FaultConfig {
+            listing_hidden_share: 1.5,
+            ..FaultConfig::default()
+        })
+        .await
+        .expect_err("a share over 1 is refused");
+    assert_eq!(error.http_status(), Some(400), "{error}");
+    assert!(error.to_string().contains("listing_hidden_share"), "{error}");
+}
+
+#[tokio::test]
+async fn listing_repeats_last_key_answers_the_given_key_again() {
+    let sandbox = sandbox_from_toml("listing_repeats_last_key = true").await;
+    let client = sandbox.client();
+    let (send_group_id, _) = twelve_records(&client).await;
+    let pages = listing_pages(&client, &send_group_id, 5, 3).await;
+    assert_eq!(pages.len(), 3, "the walk never ends by itself: {pages:?}");
+    let first_key = pages[0].1.clone().expect("a first page of 5 out of 12 has a lastKey");
+    assert_eq!(pages[1].1.as_deref(), Some(first_key.as_str()), "the same token again");
+    assert_eq!(pages[2].1.as_deref(), Some(first_key.as_str()));
+    assert_eq!(pages[1].0, pages[2].0, "so the same page again");
+}
+
+#[tokio::test]
+async fn all_scope_faults_the_result_lookups_too() {
+    let sandbox = sandbox_from_toml("applies_to = \"all\"").await;
+    let client = sandbox.client();
+    let (send_group_id, ids) = twelve_records(&client).await;
+    sandbox
+        .admin(&client)
+        .set_faults(&FaultConfig {
+            unavailable_share: 1.0,
+            applies_to: FaultScope::All,
+            ..FaultConfig::default()
+        })
+        .await
+        .expect("faults set");
+    let error = client.result(&ids[0]).await.expect_err("GET /result/:id is faulted");
+    assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+    let error = client
+        .result_page(&send_group_id, None, None)
+        .await
+        .expect_err("GET /result/sendGroup/:id is faulted");
+    assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+}

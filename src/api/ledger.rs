@@ -77,6 +77,9 @@ pub struct LedgerEntry {
     pub reference: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_group_id: Option<String>,
+    /// The sender number a fallback SMS/LMS went from (fallback classes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_no: Option<String>,
 }
 
 /// `GET /_sandbox/ledger`: a group's entries in order and its balance now.

@@ -1,6 +1,7 @@
 //! Wire types for every request and response of the messaging service, shared by the client and the sandbox.
 
 pub mod channel;
+pub mod faults;
 pub mod gateway;
 pub mod ledger;
 pub mod standard;

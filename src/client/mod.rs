@@ -8,11 +8,11 @@ pub use error::{ClientError, ErrorKind};
 use crate::api::channel::{
     CategoryList, Channel, ChannelCreate, ChannelPage, ChannelUpdate, SenderIssue, SenderProfile, TokenSent,
 };
+use crate::api::faults::FaultConfig;
 use crate::api::gateway::{GatewayAlimTalkRequest, GatewaySendResponse, ResultPage, SendRecord};
 use crate::api::ledger::{Ledger, SentCounts, TokenOutbox};
 use crate::api::standard::{AlimTalkRequest, BrandRequest, SendResponse, TextMessageRequest};
 use crate::api::{HEADER_API_KEY, HEADER_GROUP_ID};
-use crate::sandbox::accounts::FaultConfig;
 use futures::Stream;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;

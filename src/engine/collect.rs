@@ -1,14 +1,37 @@
 //! Collecting gateway results: every send group walked page by page, pending records re-read with backoff until a horizon.
+//!
+//! Collecting only reads, and reads change nothing at the service, so a read that failed in a
+//! way that may pass (429, 503, another 5xx, a timeout, a lost connection) is tried again.
 
 use super::checkpoint::{Checkpoint, ChunkState, FinalResult, RunMeta};
+use super::pace;
 use super::progress::Progress;
 use crate::api::gateway::{final_result, SendRecord, RESULT_PAGE_MAX};
 use crate::api::now_millis;
-use crate::client::{Client, ErrorKind};
+use crate::client::{Client, ClientError, ErrorKind};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
 use std::time::Duration;
+
+/// Tries of one read before collect gives up on it.
+pub const READ_ATTEMPTS: u32 = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    /// An answer another try would not change (a 4xx, an unreadable body).
+    #[error(transparent)]
+    Read(ClientError),
+    #[error("collect gave up after {attempts} tries of one read (429, 503, other 5xx, timeouts and lost connections are tried again, with backoff)")]
+    GaveUp {
+        attempts: u32,
+        #[source]
+        last: ClientError,
+    },
+    #[error("the result listing of send group {send_group_id} answered lastKey {last_key:?} a second time: the service repeats itself, so collect stops instead of reading the same pages forever")]
+    RepeatedLastKey { send_group_id: String, last_key: String },
+}
 
 /// How `collect` waits.
 #[derive(Debug, Clone)]
@@ -51,6 +74,8 @@ pub struct CollectReport {
     /// Records a listing returned more than once (a listing that repeats is the service's fault).
     pub repeated: u64,
     pub single_lookups: u64,
+    /// Reads tried again after a failure that may pass (429, 503, another 5xx, a timeout, a lost connection).
+    pub read_retries: u64,
 }
 
 /// Accepted ids still to settle, per send group, with the time the group was accepted.
@@ -77,6 +102,50 @@ fn record_final(record: &SendRecord, provisional: bool) -> FinalResult {
 
 fn is_settled(record: &SendRecord) -> bool {
     record.result.as_deref().is_some_and(|r| r != final_result::PENDING)
+}
+
+/// Whether a failed read may succeed when tried again. Which failures, not when: that is `read`.
+fn read_may_pass(error: &ClientError) -> bool {
+    match error.kind() {
+        ErrorKind::RateLimited
+        | ErrorKind::Unavailable
+        | ErrorKind::Timeout
+        | ErrorKind::Connect
+        | ErrorKind::ConnectionDropped => true,
+        ErrorKind::Service => error.http_status().is_some_and(|status| status >= 500),
+        ErrorKind::Decode | ErrorKind::Transport => false,
+    }
+}
+
+/// One read, tried up to `READ_ATTEMPTS` times with the engine's capped, jittered backoff, never
+/// sooner than the service's `Retry-After`.
+async fn read<T, F, Fut>(retries: &mut u64, mut call: F) -> Result<T, CollectError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, ClientError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match call().await {
+            Ok(answer) => return Ok(answer),
+            Err(error) if !read_may_pass(&error) => return Err(CollectError::Read(error)),
+            Err(error) if attempt >= READ_ATTEMPTS => {
+                return Err(CollectError::GaveUp {
+                    attempts: attempt,
+                    last: error,
+                })
+            }
+            Err(error) => {
+                *retries += 1;
+                tokio::time::sleep(pace::backoff(attempt, error.retry_after())).await;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+fn is_not_found(error: &CollectError) -> bool {
+    matches!(error, CollectError::Read(error) if error.http_status() == Some(404))
 }
 
 /// Reads the final result of every accepted gateway recipient of the run into the checkpoint.
@@ -144,13 +213,15 @@ pub async fn collect(
             let mut finals = Vec::new();
             let mut listed = HashSet::new();
             let mut last_key: Option<String> = None;
+            let mut keys_given = HashSet::new();
             loop {
-                let page = match client
-                    .result_page(&send_group_id, Some(options.page_size), last_key.as_deref())
-                    .await
+                let page = match read(&mut report.read_retries, || {
+                    client.result_page(&send_group_id, Some(options.page_size), last_key.as_deref())
+                })
+                .await
                 {
                     Ok(page) => page,
-                    Err(error) if error.kind() == ErrorKind::Service && error.http_status() == Some(404) => break,
+                    Err(error) if is_not_found(&error) => break,
                     Err(error) => return Err(error.into()),
                 };
                 report.pages_read += 1;
@@ -164,6 +235,13 @@ pub async fn collect(
                     }
                 }
                 match page.last_key {
+                    Some(key) if !keys_given.insert(key.clone()) => {
+                        return Err(CollectError::RepeatedLastKey {
+                            send_group_id: send_group_id.clone(),
+                            last_key: key,
+                        }
+                        .into())
+                    }
                     Some(key) => last_key = Some(key),
                     None => break,
                 }
@@ -172,10 +250,10 @@ pub async fn collect(
             let stragglers: Vec<String> = group.ids.iter().filter(|id| !listed.contains(*id)).cloned().collect();
             for id in stragglers {
                 report.single_lookups += 1;
-                match client.result(&id).await {
+                match read(&mut report.read_retries, || client.result(&id)).await {
                     Ok(record) if is_settled(&record) => finals.push((id, record_final(&record, false))),
                     Ok(_) => {}
-                    Err(error) if error.http_status() == Some(404) => {
+                    Err(error) if is_not_found(&error) => {
                         report.missing += 1;
                         group.ids.remove(&id);
                     }
@@ -231,4 +309,120 @@ pub async fn collect(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn unavailable(retry_after: Option<Duration>) -> ClientError {
+        ClientError::Unavailable {
+            path: "/result/x".into(),
+            retry_after,
+        }
+    }
+
+    fn service(http: u16) -> ClientError {
+        ClientError::Service {
+            path: "/result/x".into(),
+            http,
+            code: None,
+            message: None,
+        }
+    }
+
+    /// Runs `read` over answers given in order, and counts the calls.
+    async fn read_through(answers: Vec<Result<u8, ClientError>>) -> (Result<u8, CollectError>, u32, u64) {
+        let answers = std::cell::RefCell::new(answers.into_iter());
+        let calls = Cell::new(0);
+        let mut retries = 0;
+        let outcome = read(&mut retries, || {
+            calls.set(calls.get() + 1);
+            let answer = answers.borrow_mut().next().expect("no more calls than answers");
+            async move { answer }
+        })
+        .await;
+        (outcome, calls.get(), retries)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_read_is_tried_again_no_sooner_than_retry_after() {
+        let start = tokio::time::Instant::now();
+        let answers = vec![
+            Err(unavailable(Some(Duration::from_secs(7)))),
+            Err(ClientError::RateLimited {
+                path: "/result/x".into(),
+                retry_after: Some(Duration::from_secs(3)),
+            }),
+            Ok(1),
+        ];
+        let (outcome, calls, retries) = read_through(answers).await;
+        assert_eq!(outcome.expect("the third try answers"), 1);
+        assert_eq!((calls, retries), (3, 2));
+        assert!(start.elapsed() >= Duration::from_secs(10), "{:?}", start.elapsed());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_that_keeps_failing_gives_up_after_the_bounded_tries() {
+        let answers = (0..READ_ATTEMPTS).map(|_| Err(service(502))).collect();
+        let (outcome, calls, retries) = read_through(answers).await;
+        match outcome {
+            Err(CollectError::GaveUp { attempts, last }) => {
+                assert_eq!(attempts, READ_ATTEMPTS);
+                assert_eq!(last.http_status(), Some(502));
+            }
+            other => panic!("expected GaveUp, got {other:?}"),
+        }
+        assert_eq!(calls, READ_ATTEMPTS);
+        assert_eq!(retries, u64::from(READ_ATTEMPTS - 1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_another_try_would_not_change_is_not_tried_again() {
+        let unreadable = ClientError::Decode {
+            path: "/result/x".into(),
+            http: 200,
+            source: serde_json::from_str::<u8>("x").unwrap_err(),
+            body_start: "x".into(),
+        };
+        for error in [service(404), service(400), unreadable] {
+            let (outcome, calls, retries) = read_through(vec![Err(error)]).await;
+            assert!(matches!(outcome, Err(CollectError::Read(_))), "{outcome:?}");
+            assert_eq!((calls, retries), (1, 0));
+        }
+    }
+
+    /// A real timeout: a loopback listener that takes the connection and never answers.
+    async fn timed_out() -> ClientError {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let url = format!("http://{}/result/x", listener.local_addr().expect("has an address"));
+        let _held = tokio::spawn(async move {
+            let (_stream, _) = listener.accept().await.expect("accepts");
+            std::future::pending::<()>().await;
+        });
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_millis(100))
+            .build()
+            .expect("client builds");
+        let source = http.get(&url).send().await.expect_err("no answer comes");
+        assert!(source.is_timeout(), "{source:?}");
+        ClientError::Timeout { path: url, source }
+    }
+
+    #[tokio::test]
+    async fn a_timed_out_read_is_tried_again() {
+        let (outcome, calls, retries) = read_through(vec![Err(timed_out().await), Ok(1)]).await;
+        assert_eq!(outcome.expect("the second try answers"), 1);
+        assert_eq!((calls, retries), (2, 1));
+    }
+
+    #[test]
+    fn failures_that_may_pass_are_the_refusals_server_errors_and_lost_connections() {
+        assert!(read_may_pass(&unavailable(None)));
+        assert!(read_may_pass(&service(500)));
+        assert!(read_may_pass(&service(504)));
+        assert!(!read_may_pass(&service(404)));
+        assert!(!read_may_pass(&service(401)));
+    }
 }

@@ -137,7 +137,7 @@ pub fn check_quiet_hours(campaign: &Campaign, say: impl Fn(&str)) -> Result<()> 
 
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.
 pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result<Scan> {
-    Ok(validate_with(campaign, rejects_path, quiet, |_| {})?)
+    validate_with(campaign, rejects_path, quiet, |_| {})
 }
 
 /// As [`validate`], with every planned row shown to `inspect` (for previews).

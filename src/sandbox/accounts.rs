@@ -1,5 +1,7 @@
 //! The sandbox's accounts file (TOML): groups, keys, services, templates, channels, prices, outcome rules and faults.
 
+pub use crate::api::faults::{FaultConfig, FaultScope};
+
 use crate::api::channel::{sender_status, Category};
 use crate::api::gateway::GatewayButton;
 use crate::api::ledger::BillingClass;
@@ -55,50 +57,6 @@ fn default_categories() -> Vec<Category> {
         name: name.to_string(),
     })
     .collect()
-}
-
-/// Fault injection. Shares are fractions (0 to 1) of eligible requests, spread evenly and
-/// deterministically so a test can count on them.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct FaultConfig {
-    pub latency_ms: u64,
-    pub unavailable_share: f64,
-    pub retry_after_secs: u64,
-    pub rate_limited_share: f64,
-    pub drop_share: f64,
-    pub applies_to: FaultScope,
-}
-
-impl FaultConfig {
-    /// Each share between 0 and 1, and together at most 1.
-    pub fn validate(&self) -> Result<(), String> {
-        let shares = [
-            ("unavailable_share", self.unavailable_share),
-            ("rate_limited_share", self.rate_limited_share),
-            ("drop_share", self.drop_share),
-        ];
-        for (name, share) in shares {
-            if !(0.0..=1.0).contains(&share) {
-                return Err(format!("faults.{name} must be between 0 and 1, got {share}"));
-            }
-        }
-        let total: f64 = shares.iter().map(|(_, share)| share).sum();
-        if total > 1.0 + 1e-9 {
-            return Err(format!("faults: the shares add up to {total}, more than 1"));
-        }
-        Ok(())
-    }
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum FaultScope {
-    /// The five send endpoints only.
-    #[default]
-    Sends,
-    /// Every endpoint of both deployments (admin paths never).
-    All,
 }
 
 /// One customer group.
@@ -360,7 +318,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => value * 3_600.0,
         other => return Err(format!("unknown unit {other:?} in {text:?} (use ms, s, m or h)")),
     };
-    Ok(Duration::from_secs_f64(seconds))
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("duration out of range: {text:?}"))
 }
 
 #[cfg(test)]
@@ -392,5 +350,29 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_duration_too_long_to_hold_is_an_error() {
+        let error = parse_duration("99999999999999999999h").unwrap_err();
+        assert!(error.contains("out of range"), "{error}");
+        assert!(
+            parse_duration(&"9".repeat(400)).is_err(),
+            "a number that parses as infinity"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_duration_never_panics_on_any_text(text in "\\PC*") {
+            let _ = parse_duration(&text);
+        }
+
+        #[test]
+        fn parse_duration_never_panics_on_any_number_and_unit(
+            text in "[0-9]{0,40}(\\.[0-9]{0,40})?(ms|s|m|min|h|x)?",
+        ) {
+            let _ = parse_duration(&text);
+        }
     }
 }

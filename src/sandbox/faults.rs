@@ -1,6 +1,6 @@
 //! Fault injection: latency, 503 and 429 with `Retry-After`, and requests processed then answered by a dropped connection.
 
-use super::accounts::{FaultConfig, FaultScope};
+use crate::api::faults::{FaultConfig, FaultScope};
 use parking_lot::Mutex;
 use std::time::Duration;
 
@@ -23,6 +23,21 @@ pub enum FaultAction {
 /// The faults in force, and counters that spread them evenly.
 pub struct Faults {
     inner: Mutex<(FaultConfig, [u64; 3])>,
+}
+
+/// How the send-group result listing misbehaves: records it leaves out, a `lastKey` it repeats.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ListingFaults {
+    pub hidden_share: f64,
+    pub repeats_last_key: bool,
+}
+
+impl ListingFaults {
+    /// Whether the record at `position` in its send group is left out of the listing: the same
+    /// records on every read, exactly `floor(n * share)` of the first `n`, spread evenly.
+    pub fn hides(&self, position: usize) -> bool {
+        picked(position as u64, self.hidden_share)
+    }
 }
 
 /// Whether request number `n` (from 0) is one of the `share` of requests picked: exactly
@@ -53,6 +68,14 @@ impl Faults {
 
     pub fn config(&self) -> FaultConfig {
         self.inner.lock().0.clone()
+    }
+
+    pub fn listing(&self) -> ListingFaults {
+        let inner = self.inner.lock();
+        ListingFaults {
+            hidden_share: inner.0.listing_hidden_share,
+            repeats_last_key: inner.0.listing_repeats_last_key,
+        }
     }
 
     /// Replaces the faults in force and restarts the counters.
@@ -121,6 +144,18 @@ mod tests {
         assert!((295..=305).contains(&count("Unavailable")), "{seen:?}");
         assert!((295..=305).contains(&count("RateLimited")), "{seen:?}");
         assert!((195..=205).contains(&count("Drop")), "{seen:?}");
+    }
+
+    #[test]
+    fn the_listing_hides_the_same_exact_share_on_every_read() {
+        let listing = ListingFaults {
+            hidden_share: 0.25,
+            repeats_last_key: false,
+        };
+        let hidden: Vec<usize> = (0..12).filter(|&p| listing.hides(p)).collect();
+        assert_eq!(hidden, vec![3, 7, 11]);
+        assert_eq!(hidden, (0..12).filter(|&p| listing.hides(p)).collect::<Vec<_>>());
+        assert!(!(0..1_000).any(|p| ListingFaults::default().hides(p)));
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! HTTP routes of the sandbox: both deployments, the admin paths, credentials and fault injection around each call.
 
-use super::accounts::FaultConfig;
 use super::faults::{FaultAction, Faults};
 use super::state::{Credentials, GroupRef, Rejection, SandboxState};
 use crate::api::channel::{ChannelCreate, ChannelUpdate, SenderIssue};
+use crate::api::faults::FaultConfig;
 use crate::api::gateway::GatewayAlimTalkRequest;
 use crate::api::standard::{AlimTalkRequest, BrandRequest, TextMessageRequest};
 use crate::api::{Code, ErrorBody, HEADER_API_KEY, HEADER_GROUP_ID};
 use crate::phone::Masked;
 use crate::text::TextLane;
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -160,18 +161,56 @@ async fn guarded(
     response
 }
 
+/// Which deployment (or the admin paths) an endpoint belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Deployment {
+    Standard,
+    Gateway,
+    Admin,
+}
+
+/// The caller's group; on the gateway, only a group granted gateway eligibility.
 fn authenticate(
     state: &SandboxState,
     headers: &HeaderMap,
     body_group: Option<&str>,
     header_required: bool,
+    deployment: Deployment,
 ) -> Result<GroupRef, Rejection> {
     let credentials = Credentials {
         api_key: header_text(headers, HEADER_API_KEY),
         group_header: header_text(headers, HEADER_GROUP_ID),
         group_body: body_group,
     };
-    state.authenticate(&credentials, header_required)
+    let group = state.authenticate(&credentials, header_required)?;
+    if deployment == Deployment::Gateway {
+        state.check_gateway_eligible(group)?;
+    }
+    Ok(group)
+}
+
+/// What every handler takes from its request: the shared state, a way to drop its connection,
+/// and its headers. One extractor, so each handler names only what is its own (path, query, body).
+pub(crate) struct Call {
+    shared: Shared,
+    kill: ConnectionKill,
+    headers: HeaderMap,
+}
+
+impl FromRequestParts<Shared> for Call {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Shared) -> Result<Call, Response> {
+        let kill =
+            parts.extensions.get::<ConnectionKill>().cloned().ok_or_else(|| {
+                (StatusCode::INTERNAL_SERVER_ERROR, "the connection handle is missing").into_response()
+            })?;
+        Ok(Call {
+            shared: shared.clone(),
+            kill,
+            headers: parts.headers.clone(),
+        })
+    }
 }
 
 /// How one send endpoint reads its request: the error shape, whether the group header is
@@ -180,174 +219,151 @@ struct SendEndpoint<T> {
     reject: fn(&str, String) -> Rejection,
     group_header_required: bool,
     body_group: fn(&T) -> &str,
+    deployment: Deployment,
 }
 
-/// A send endpoint: key presence, body, group, then the rule.
-async fn send<T: DeserializeOwned, R: Serialize>(
-    shared: &Shared,
-    kill: &ConnectionKill,
-    headers: &HeaderMap,
-    body: &[u8],
-    endpoint: SendEndpoint<T>,
-    handle: impl FnOnce(&mut SandboxState, GroupRef, &T) -> Result<R, Rejection>,
-) -> Response {
-    guarded(shared, kill, true, |state| {
-        // Auth errors take the endpoint's error shape (brand answers `status: "error"`).
-        let error_status = (endpoint.reject)("", String::new()).body.status;
-        let restyled = |mut rejection: Rejection| {
-            rejection.body.status = error_status.clone();
-            reply_rejection(rejection)
-        };
-        if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
-            return restyled(Rejection::missing_credentials(
-                "authentication data (apikey) is missing",
-            ));
+impl Call {
+    /// A send endpoint: key presence, body, group, then the rule.
+    async fn send<T: DeserializeOwned, R: Serialize>(
+        &self,
+        body: &[u8],
+        endpoint: SendEndpoint<T>,
+        handle: impl FnOnce(&mut SandboxState, GroupRef, &T) -> Result<R, Rejection>,
+    ) -> Response {
+        let headers = &self.headers;
+        guarded(&self.shared, &self.kill, true, |state| {
+            // Auth errors take the endpoint's error shape (brand answers `status: "error"`).
+            let error_status = (endpoint.reject)("", String::new()).body.status;
+            let restyled = |mut rejection: Rejection| {
+                rejection.body.status = error_status.clone();
+                reply_rejection(rejection)
+            };
+            if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
+                return restyled(Rejection::missing_credentials(
+                    "authentication data (apikey) is missing",
+                ));
+            }
+            let request: T = match parse_json(body, endpoint.reject) {
+                Ok(request) => request,
+                Err(rejection) => return reply_rejection(rejection),
+            };
+            let group_body = Some((endpoint.body_group)(&request));
+            let group = match authenticate(
+                state,
+                headers,
+                group_body,
+                endpoint.group_header_required,
+                endpoint.deployment,
+            ) {
+                Ok(group) => group,
+                Err(rejection) => return restyled(rejection),
+            };
+            reply(handle(state, group, &request), StatusCode::OK)
+        })
+        .await
+    }
+
+    /// A gateway call other than send: credentials from headers (and the body's `groupId` for writes).
+    async fn gateway(
+        &self,
+        body: Option<&[u8]>,
+        work: impl FnOnce(&mut SandboxState, GroupRef) -> Response,
+    ) -> Response {
+        let headers = &self.headers;
+        guarded(&self.shared, &self.kill, false, |state| {
+            let body_group = body.and_then(body_group_id);
+            match authenticate(
+                state,
+                headers,
+                body_group.as_deref(),
+                body.is_none(),
+                Deployment::Gateway,
+            ) {
+                Ok(group) => work(state, group),
+                Err(rejection) => reply_rejection(rejection),
+            }
+        })
+        .await
+    }
+
+    /// Admin paths need the group's key and `groupid` header, and are never faulted.
+    fn admin(&self, work: impl FnOnce(&mut SandboxState, GroupRef) -> Response) -> Response {
+        let mut state = self.shared.state.lock();
+        match authenticate(&state, &self.headers, None, true, Deployment::Admin) {
+            Ok(group) => work(&mut state, group),
+            Err(rejection) => reply_rejection(rejection),
         }
-        let request: T = match parse_json(body, endpoint.reject) {
-            Ok(request) => request,
-            Err(rejection) => return reply_rejection(rejection),
-        };
-        let group_body = Some((endpoint.body_group)(&request));
-        let group = match authenticate(state, headers, group_body, endpoint.group_header_required) {
-            Ok(group) => group,
-            Err(rejection) => return restyled(rejection),
-        };
-        reply(handle(state, group, &request), StatusCode::OK)
-    })
-    .await
+    }
 }
 
-async fn standard_alimtalk(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn standard_alimtalk(call: Call, body: Bytes) -> Response {
     let endpoint = SendEndpoint {
         reject: Rejection::fail,
         group_header_required: false,
         body_group: |r: &AlimTalkRequest| &r.group_id,
+        deployment: Deployment::Standard,
     };
-    send(&shared, &kill, &headers, &body, endpoint, |s, g, r| s.alimtalk(g, r)).await
+    call.send(&body, endpoint, |s, g, r| s.alimtalk(g, r)).await
 }
 
-async fn brand(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn brand(call: Call, body: Bytes) -> Response {
     let endpoint = SendEndpoint {
         reject: Rejection::error,
         group_header_required: false,
         body_group: |r: &BrandRequest| &r.group_id,
+        deployment: Deployment::Standard,
     };
-    send(&shared, &kill, &headers, &body, endpoint, |s, g, r| s.brand(g, r)).await
+    call.send(&body, endpoint, |s, g, r| s.brand(g, r)).await
 }
 
 const TEXT_ENDPOINT: SendEndpoint<TextMessageRequest> = SendEndpoint {
     reject: Rejection::fail,
     group_header_required: true,
     body_group: |r| &r.group_id,
+    deployment: Deployment::Standard,
 };
 
-async fn sms(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    send(&shared, &kill, &headers, &body, TEXT_ENDPOINT, |s, g, r| {
-        s.text_message(g, TextLane::Sms, r)
-    })
-    .await
+async fn sms(call: Call, body: Bytes) -> Response {
+    call.send(&body, TEXT_ENDPOINT, |s, g, r| s.text_message(g, TextLane::Sms, r))
+        .await
 }
 
-async fn lms(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    send(&shared, &kill, &headers, &body, TEXT_ENDPOINT, |s, g, r| {
-        s.text_message(g, TextLane::Lms, r)
-    })
-    .await
+async fn lms(call: Call, body: Bytes) -> Response {
+    call.send(&body, TEXT_ENDPOINT, |s, g, r| s.text_message(g, TextLane::Lms, r))
+        .await
 }
 
-async fn gateway_alimtalk(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn gateway_alimtalk(call: Call, body: Bytes) -> Response {
     let endpoint = SendEndpoint {
         reject: Rejection::fail,
         group_header_required: false,
         body_group: |r: &GatewayAlimTalkRequest| &r.group_id,
+        deployment: Deployment::Gateway,
     };
-    send(&shared, &kill, &headers, &body, endpoint, |s, g, r| {
-        s.gateway_send(g, r)
-    })
-    .await
+    call.send(&body, endpoint, |s, g, r| s.gateway_send(g, r)).await
 }
 
-/// A gateway call other than send: credentials from headers (and the body's `groupId` for writes).
-async fn gateway_call(
-    shared: &Shared,
-    kill: &ConnectionKill,
-    headers: &HeaderMap,
-    body: Option<&[u8]>,
-    work: impl FnOnce(&mut SandboxState, GroupRef) -> Response,
-) -> Response {
-    guarded(shared, kill, false, |state| {
-        let body_group = body.and_then(body_group_id);
-        match authenticate(state, headers, body_group.as_deref(), body.is_none()) {
-            Ok(group) => work(state, group),
-            Err(rejection) => reply_rejection(rejection),
-        }
-    })
-    .await
+async fn result(call: Call, Path(id): Path<String>) -> Response {
+    call.gateway(None, |s, g| reply(s.result(g, &id), StatusCode::OK)).await
 }
 
-async fn result(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
-        reply(s.result(g, &id), StatusCode::OK)
-    })
-    .await
-}
-
-async fn result_group(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Path(send_group_id): Path<String>,
-    Query(query): Query_,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
+async fn result_group(call: Call, Path(send_group_id): Path<String>, Query(query): Query_) -> Response {
+    let listing = call.shared.faults.listing();
+    call.gateway(None, |s, g| {
         let page = s.result_page(
             g,
             &send_group_id,
             query.get("limit").map(String::as_str),
             query.get("lastKey").map(String::as_str),
+            listing,
         );
         reply(page, StatusCode::OK)
     })
     .await
 }
 
-async fn sender_token(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Query(query): Query_,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
+async fn sender_token(call: Call, Query(query): Query_) -> Response {
+    call.gateway(None, |s, g| {
         let sent = s.sender_token(
             g,
             query.get("phoneNumber").map(String::as_str),
@@ -369,26 +385,16 @@ async fn sender_token(
     .await
 }
 
-async fn sender_issue(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, Some(&body), |s, g| {
+async fn sender_issue(call: Call, body: Bytes) -> Response {
+    call.gateway(Some(&body), |s, g| {
         let issued = parse_json::<SenderIssue>(&body, Rejection::fail).and_then(|request| s.sender_issue(g, &request));
         reply(issued, StatusCode::OK)
     })
     .await
 }
 
-async fn sender_status(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Query(query): Query_,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
+async fn sender_status(call: Call, Query(query): Query_) -> Response {
+    call.gateway(None, |s, g| {
         reply(
             s.sender_status(g, query.get("senderKey").map(String::as_str)),
             StatusCode::OK,
@@ -397,24 +403,13 @@ async fn sender_status(
     .await
 }
 
-async fn categories(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, _| {
-        json_reply(StatusCode::OK, &s.categories())
-    })
-    .await
+async fn categories(call: Call) -> Response {
+    call.gateway(None, |s, _| json_reply(StatusCode::OK, &s.categories()))
+        .await
 }
 
-async fn channel_create(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, Some(&body), |s, g| {
+async fn channel_create(call: Call, body: Bytes) -> Response {
+    call.gateway(Some(&body), |s, g| {
         let created =
             parse_json::<ChannelCreate>(&body, Rejection::fail).and_then(|request| s.channel_create(g, &request));
         reply(created, StatusCode::CREATED)
@@ -422,13 +417,8 @@ async fn channel_create(
     .await
 }
 
-async fn channel_list(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Query(query): Query_,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
+async fn channel_list(call: Call, Query(query): Query_) -> Response {
+    call.gateway(None, |s, g| {
         let get = |name: &str| query.get(name).map(String::as_str);
         reply(
             s.channel_page(g, get("status"), get("limit"), get("lastKey")),
@@ -438,27 +428,14 @@ async fn channel_list(
     .await
 }
 
-async fn channel_get(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
-        reply(s.channel_get(g, &id), StatusCode::OK)
-    })
-    .await
+async fn channel_get(call: Call, Path(id): Path<String>) -> Response {
+    call.gateway(None, |s, g| reply(s.channel_get(g, &id), StatusCode::OK))
+        .await
 }
 
-async fn channel_update(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
+async fn channel_update(call: Call, Path(id): Path<String>, body: Bytes) -> Response {
     let body_or_empty: &[u8] = if body.is_empty() { b"{}" } else { &body };
-    gateway_call(&shared, &kill, &headers, Some(body_or_empty), |s, g| {
+    call.gateway(Some(body_or_empty), |s, g| {
         let updated = parse_json::<ChannelUpdate>(body_or_empty, Rejection::fail)
             .and_then(|update| s.channel_update(g, &id, &update));
         reply(updated, StatusCode::OK)
@@ -466,47 +443,29 @@ async fn channel_update(
     .await
 }
 
-async fn channel_delete(
-    State(shared): State<Shared>,
-    Extension(kill): Extension<ConnectionKill>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    gateway_call(&shared, &kill, &headers, None, |s, g| {
-        reply(s.channel_delete(g, &id), StatusCode::OK)
-    })
-    .await
+async fn channel_delete(call: Call, Path(id): Path<String>) -> Response {
+    call.gateway(None, |s, g| reply(s.channel_delete(g, &id), StatusCode::OK))
+        .await
 }
 
-/// Admin paths need the group's key and `groupid` header, and are never faulted.
-fn admin(shared: &Shared, headers: &HeaderMap, work: impl FnOnce(&mut SandboxState, GroupRef) -> Response) -> Response {
-    let mut state = shared.state.lock();
-    match authenticate(&state, headers, None, true) {
-        Ok(group) => work(&mut state, group),
-        Err(rejection) => reply_rejection(rejection),
-    }
+async fn admin_ledger(call: Call) -> Response {
+    call.admin(|s, g| json_reply(StatusCode::OK, &s.ledger(g)))
 }
 
-async fn admin_ledger(State(shared): State<Shared>, headers: HeaderMap) -> Response {
-    admin(&shared, &headers, |s, g| json_reply(StatusCode::OK, &s.ledger(g)))
+async fn admin_sent(call: Call) -> Response {
+    call.admin(|s, g| json_reply(StatusCode::OK, &s.sent(g)))
 }
 
-async fn admin_sent(State(shared): State<Shared>, headers: HeaderMap) -> Response {
-    admin(&shared, &headers, |s, g| json_reply(StatusCode::OK, &s.sent(g)))
+async fn admin_tokens(call: Call) -> Response {
+    call.admin(|s, g| json_reply(StatusCode::OK, &s.outbox(g)))
 }
 
-async fn admin_tokens(State(shared): State<Shared>, headers: HeaderMap) -> Response {
-    admin(&shared, &headers, |s, g| json_reply(StatusCode::OK, &s.outbox(g)))
+async fn admin_faults_get(call: Call) -> Response {
+    call.admin(|_, _| json_reply(StatusCode::OK, &call.shared.faults.config()))
 }
 
-async fn admin_faults_get(State(shared): State<Shared>, headers: HeaderMap) -> Response {
-    admin(&shared, &headers, |_, _| {
-        json_reply(StatusCode::OK, &shared.faults.config())
-    })
-}
-
-async fn admin_faults_put(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
-    admin(&shared, &headers, |_, _| {
+async fn admin_faults_put(call: Call, body: Bytes) -> Response {
+    call.admin(|_, _| {
         let config = parse_json::<FaultConfig>(&body, Rejection::fail).and_then(|config| {
             config
                 .validate()
@@ -515,7 +474,7 @@ async fn admin_faults_put(State(shared): State<Shared>, headers: HeaderMap, body
         });
         match config {
             Ok(config) => {
-                shared.faults.set(config.clone());
+                call.shared.faults.set(config.clone());
                 json_reply(StatusCode::OK, &config)
             }
             Err(rejection) => reply_rejection(rejection),
