@@ -169,3 +169,100 @@ fn the_last_lines_of_a_run_say_what_to_do_next() {
         ran.show()
     );
 }
+
+fn write_advertising_campaign(dir: &Path) -> PathBuf {
+    let campaign = dir.join("ad.toml");
+    std::fs::write(
+        &campaign,
+        "kind = \"sms\"\n[credentials]\ngroup_id = \"demo\"\n[message]\nservice = 3001\ntext = \"(광고) 겨울 세일 무료거부 0801234567\"\ncallback_no = \"0212345678\"\nadvertising = true\n[recipients]\npath = \"people.csv\"\n",
+    )
+    .unwrap();
+    campaign
+}
+
+#[test]
+fn a_start_planned_inside_quiet_hours_or_in_the_past_is_refused_when_it_is_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_advertising_campaign(dir.path());
+    let out = dir.path().join("run");
+    for (start, why) in [
+        ("2026-11-23T22:00", "refusing to start during quiet hours"),
+        ("2026-11-22T10:00", "in the past"),
+    ] {
+        let refused = exec(
+            msgbatch_at(dir.path(), DAYTIME),
+            &["run", path_str(&campaign), "--out", path_str(&out), "--start-at", start],
+        )
+        .expect_code(2, start);
+        assert!(refused.stderr.contains(why), "{start}: {}", refused.show());
+        assert!(!out.exists(), "{start}: nothing is left behind");
+    }
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_the_start_leaves_a_run_that_resume_sends() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_advertising_campaign(dir.path());
+    let out = dir.path().join("run");
+    let mut command = msgbatch_at(dir.path(), DAYTIME);
+    command
+        .args([
+            "run",
+            path_str(&campaign),
+            "--out",
+            path_str(&out),
+            "--start-at",
+            "2026-11-23T15:00",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = received
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no wait notice; stderr so far: {seen:?}"));
+        let waiting = line.starts_with("waiting to start at 2026-11-23 15:00:00 KST (in 4h 0m)");
+        seen.push(line);
+        if waiting {
+            break;
+        }
+    }
+    assert!(
+        out.join("rejects.csv").exists(),
+        "the run directory is written before the wait"
+    );
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "stopped before sending: incomplete; stderr: {seen:?}"
+    );
+
+    let status = exec(msgbatch_at(dir.path(), DAYTIME), &["status", path_str(&out), "--json"]).json();
+    assert_eq!(
+        (status["sent"].as_u64(), status["pending"].as_u64()),
+        (Some(0), Some(2)),
+        "{status}"
+    );
+    let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(0, "resume");
+    assert!(resumed.stdout.contains("sent 2"), "{}", resumed.show());
+}

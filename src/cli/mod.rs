@@ -9,6 +9,7 @@ use crate::client::Client;
 use crate::engine::RunOptions;
 use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
 use anyhow::{Context, Result};
+use chrono::{DateTime, FixedOffset};
 use clap::{Args, Parser, Subcommand};
 use exit::Exit;
 use std::path::PathBuf;
@@ -49,6 +50,9 @@ pub enum Command {
         /// After sending, collect the gateway results (see `collect`).
         #[arg(long)]
         wait: bool,
+        /// Validate and write the run directory now, send from this time on: 2026-11-23T10:00 (Asia/Seoul unless an offset is given).
+        #[arg(long, value_parser = start_time)]
+        start_at: Option<DateTime<FixedOffset>>,
         #[command(flatten)]
         collect: CollectArgs,
     },
@@ -94,6 +98,9 @@ pub enum Command {
         /// Also send the chunks whose earlier request may or may not have reached the service.
         #[arg(long)]
         resend_uncertain: bool,
+        /// Wait until this time before sending (as for `run --start-at`).
+        #[arg(long, value_parser = start_time)]
+        start_at: Option<DateTime<FixedOffset>>,
         #[arg(long)]
         json: bool,
     },
@@ -176,6 +183,11 @@ impl CollectArgs {
             quiet,
         }
     }
+}
+
+/// A start time flag: `2026-11-23T10:00` in Asia/Seoul, or with its own offset.
+fn start_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
+    crate::engine::schedule::parse_start_at(text)
 }
 
 /// A duration flag like `300s`, `2s`, `500ms`, `5m` or `1h`; a bad value is a usage error (exit 2).
@@ -311,6 +323,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             out,
             json,
             wait,
+            start_at,
             collect,
         } => {
             let wait = wait.then(|| collect.options(json));
@@ -321,6 +334,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
                     quiet: json,
                     resend_uncertain: false,
                     wait,
+                    start_at,
                 },
                 json,
             )
@@ -330,6 +344,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Resume {
             run_dir,
             resend_uncertain,
+            start_at,
             json,
         } => {
             campaign::resume(
@@ -339,6 +354,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
                     quiet: json,
                     resend_uncertain,
                     wait: None,
+                    start_at,
                 },
                 json,
             )

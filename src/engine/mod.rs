@@ -5,6 +5,7 @@ pub mod collect;
 mod feed;
 mod pace;
 pub mod progress;
+pub mod schedule;
 mod sender;
 pub mod session;
 pub mod status;
@@ -17,6 +18,7 @@ use crate::files;
 use crate::plan::{self, Scan};
 use anyhow::{anyhow, bail, Context, Result};
 use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
+use chrono::{DateTime, FixedOffset};
 use feed::{Chunk, FeedError};
 use progress::Progress;
 use sender::Shared;
@@ -51,6 +53,8 @@ pub struct RunOptions {
     pub resend_uncertain: bool,
     /// After sending, collect the gateway results with these settings (`run --wait`).
     pub wait: Option<collect::CollectOptions>,
+    /// Send from this time on; the run directory is written at once (`run --start-at`).
+    pub start_at: Option<DateTime<FixedOffset>>,
 }
 
 /// How a run ended.
@@ -103,17 +107,26 @@ fn campaign_fingerprint(campaign: &Campaign) -> Result<String> {
     Ok(format!("{:032x}", hasher.digest128()))
 }
 
-/// Refuses (enforce) or warns when the campaign would start inside its quiet hours.
-pub fn check_quiet_hours(campaign: &Campaign, say: impl Fn(&str)) -> Result<()> {
+/// Refuses (enforce) or warns when the campaign would start inside its quiet hours: now, or at
+/// its scheduled start, so that a start planned for 10 p.m. is refused when it is planned.
+pub fn check_quiet_hours(
+    campaign: &Campaign,
+    start_at: Option<DateTime<FixedOffset>>,
+    say: impl Fn(&str),
+) -> Result<()> {
     let Some(window) = QuietWindow::for_campaign(campaign) else {
         return Ok(());
     };
-    let now = now_kst().map_err(|e| anyhow!(e))?;
+    let now = match start_at {
+        Some(start) => start,
+        None => now_kst().map_err(|e| anyhow!(e))?,
+    };
     if !window.contains(now) {
         return Ok(());
     }
     let when = format!(
-        "it is {} and {}; the quiet hours end at {}",
+        "{} {} and {}; the quiet hours end at {}",
+        if start_at.is_some() { "the start is" } else { "it is" },
         now.format("%Y-%m-%d %H:%M KST"),
         window.reason,
         window.next_end(now).format("%Y-%m-%d %H:%M KST")
@@ -183,8 +196,13 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
             eprintln!("{text}");
         }
     };
+    let start_at = options
+        .start_at
+        .map(schedule::check_start)
+        .transpose()
+        .map_err(Refusal)?;
     // Warnings go to stderr even with --json: stdout carries the JSON, and a warning must not vanish.
-    check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
+    check_quiet_hours(&campaign, start_at, |text| eprintln!("{text}"))?;
     let run_dir = options
         .out
         .clone()
@@ -312,7 +330,12 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
     })?;
     let campaign = Campaign::load(&meta.campaign_file)?;
     verify_unchanged(&campaign, &meta)?;
-    check_quiet_hours(&campaign, |text| eprintln!("{text}"))?;
+    let start_at = options
+        .start_at
+        .map(schedule::check_start)
+        .transpose()
+        .map_err(Refusal)?;
+    check_quiet_hours(&campaign, start_at, |text| eprintln!("{text}"))?;
     let session = Session::connect(&campaign).await?;
     let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
     Ok(report)
@@ -421,6 +444,22 @@ async fn send_all(
             }
         }
     });
+    if let Some(start) = options.start_at {
+        if !schedule::wait_until(start, options.quiet, &mut stop_rx.clone()).await {
+            ctrl_c.abort();
+            let status = status_of(&checkpoint, meta)?;
+            let end = RunEnd::Stopped;
+            return Ok((
+                RunReport {
+                    run_dir,
+                    end,
+                    status,
+                    collected: None,
+                },
+                checkpoint,
+            ));
+        }
+    }
 
     let fatal = Arc::new(Mutex::new(None));
     let (writer_tx, writer_rx) = std_mpsc::channel::<Write>();

@@ -1,0 +1,111 @@
+//! A scheduled start (`run --start-at`): the time parsed in Asia/Seoul unless an offset is given, and the wait before sending, showing the time left.
+
+use crate::campaign::quiet::{kst, now_kst};
+use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone};
+use std::io::IsTerminal;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How far in the past a start time may lie before it is taken for a mistake rather than "now".
+const PAST_TOLERANCE: chrono::Duration = chrono::Duration::minutes(1);
+
+/// Parses `2026-11-23T10:00`, `2026-11-23 10:00`, with seconds or not, in Asia/Seoul; or any
+/// RFC 3339 time with its own offset (`2026-11-23T01:00:00Z`).
+pub fn parse_start_at(text: &str) -> Result<DateTime<FixedOffset>, String> {
+    let text = text.trim();
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Ok(time.with_timezone(&kst()));
+    }
+    for format in [
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%d %H:%M:%S",
+    ] {
+        if let Ok(local) = NaiveDateTime::parse_from_str(text, format) {
+            return kst()
+                .from_local_datetime(&local)
+                .single()
+                .ok_or_else(|| format!("{text:?} is not a time in Asia/Seoul"));
+        }
+    }
+    Err(format!(
+        "{text:?} is not a start time: write 2026-11-23T10:00 (Asia/Seoul) or 2026-11-23T10:00+09:00"
+    ))
+}
+
+/// The start time checked against now: a time more than a minute past is refused (a typo of the
+/// date should not send at once); one just past means now.
+pub fn check_start(start: DateTime<FixedOffset>) -> Result<DateTime<FixedOffset>, String> {
+    let now = now_kst()?;
+    if start < now - PAST_TOLERANCE {
+        return Err(format!(
+            "the start time {} is in the past (it is {})",
+            start.format("%Y-%m-%d %H:%M KST"),
+            now.format("%Y-%m-%d %H:%M KST")
+        ));
+    }
+    Ok(start.max(now))
+}
+
+/// Waits until `start`, saying how long is left; answers false if Ctrl-C (`stop`) came first.
+pub async fn wait_until(start: DateTime<FixedOffset>, quiet: bool, stop: &mut watch::Receiver<bool>) -> bool {
+    let Ok(now) = now_kst() else { return true };
+    let left = (start - now).to_std().unwrap_or_default();
+    if left.is_zero() {
+        return true;
+    }
+    let deadline = tokio::time::Instant::now() + left;
+    let every = if std::io::stderr().is_terminal() {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_secs(60)
+    };
+    loop {
+        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if remaining.is_zero() {
+            return true;
+        }
+        if !quiet {
+            eprintln!(
+                "waiting to start at {} (in {}); Ctrl-C leaves the run ready to resume",
+                start.format("%Y-%m-%d %H:%M:%S KST"),
+                human(remaining)
+            );
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(remaining.min(every)) => {}
+            _ = stop.wait_for(|stopped| *stopped) => return false,
+        }
+    }
+}
+
+/// The time left, rounded up to the second (a wait of 3:59:59.9 reads as 4h 0m).
+fn human(left: Duration) -> String {
+    let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    match seconds {
+        0..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m {}s", seconds / 60, seconds % 60),
+        _ => format!("{}h {}m", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_without_an_offset_are_seoul_times() {
+        let seoul = parse_start_at("2026-11-23T10:00").unwrap();
+        assert_eq!(seoul.to_rfc3339(), "2026-11-23T10:00:00+09:00");
+        assert_eq!(
+            parse_start_at("2026-11-23 10:00:30").unwrap().to_rfc3339(),
+            "2026-11-23T10:00:30+09:00"
+        );
+        let utc = parse_start_at("2026-11-23T01:00:00Z").unwrap();
+        assert_eq!(utc, seoul, "an explicit offset is honoured");
+        assert!(parse_start_at("tomorrow 10:00")
+            .unwrap_err()
+            .contains("2026-11-23T10:00"));
+    }
+}
