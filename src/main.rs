@@ -1,7 +1,8 @@
 //! The `msgbatch` command: parse arguments, run, print errors with their cause chain, exit with a status.
 
 use clap::Parser;
-use std::io::IsTerminal;
+use msgbatch::phone::mask_phones;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 // Rows are allocated on the reader thread and freed on others; mimalloc handles that far better than glibc.
@@ -9,10 +10,11 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    mask_phones_in_panics();
     let cli = msgbatch::cli::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MSGBATCH_LOG").unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
+        .with_writer(MaskedStderr::default)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
@@ -26,9 +28,10 @@ fn main() -> ExitCode {
     match runtime.block_on(msgbatch::cli::run(cli)) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("msgbatch: error: {error}");
+            // Any error of the chain may quote a URL's query or a row; none may show a phone number.
+            eprintln!("msgbatch: error: {}", mask_phones(&error.to_string()));
             for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                eprintln!("  caused by: {}", mask_phones(&cause.to_string()));
             }
             if msgbatch::cli::is_refusal(&error) {
                 ExitCode::from(2)
@@ -36,5 +39,47 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+    }
+}
+
+/// A panic's message may quote data; it goes out masked like every other line of stderr.
+fn mask_phones_in_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let text = format!(
+            "msgbatch: internal error in thread '{}': {info}",
+            thread.name().unwrap_or("<unnamed>")
+        );
+        eprintln!("{}", mask_phones(&text));
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            eprintln!("{}", mask_phones(&backtrace.to_string()));
+        }
+    }));
+}
+
+/// The log's writer: one event is buffered, then written to stderr with phone numbers masked,
+/// so a library's log line (a URL with its query, say) cannot show one.
+#[derive(Default)]
+struct MaskedStderr {
+    buffer: Vec<u8>,
+}
+
+impl Write for MaskedStderr {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for MaskedStderr {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.buffer);
+        // A log line that cannot be written is not worth failing the command for.
+        let _ = std::io::stderr().write_all(mask_phones(&text).as_bytes());
     }
 }

@@ -3,7 +3,7 @@
 mod error;
 mod paginate;
 
-pub use error::{ClientError, ErrorKind};
+pub use error::{Cause, ClientError, ErrorKind};
 
 use crate::api::channel::{
     CategoryList, Channel, ChannelCreate, ChannelPage, ChannelUpdate, SenderIssue, SenderProfile, TokenSent,
@@ -104,10 +104,7 @@ impl Client {
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
             .build()
-            .map_err(|source| ClientError::Transport {
-                path: String::new(),
-                source,
-            })?;
+            .map_err(ClientError::from_builder)?;
         Ok(Client { http, config })
     }
 
@@ -153,12 +150,8 @@ impl Client {
             .await
             .map_err(|source| ClientError::from_send(path.clone(), source))?;
         if status == expected || (expected == StatusCode::OK && status.is_success()) {
-            return serde_json::from_slice(&bytes).map_err(|source| ClientError::Decode {
-                path,
-                http: status.as_u16(),
-                source,
-                body_start: String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
-            });
+            return serde_json::from_slice(&bytes)
+                .map_err(|source| ClientError::from_decode(path, status, source, &bytes));
         }
         Err(ClientError::from_status(path, status, retry_after, &bytes))
     }
