@@ -1,4 +1,4 @@
-//! Hostile servers on loopback against the `msgbatch` binary: error answers that echo phone numbers or cut Hangul, a closed port.
+//! Hostile servers on loopback against the `msgbatch` binary: a redirect to another host, error answers that echo phone numbers or cut Hangul, a closed port.
 
 mod common;
 
@@ -101,6 +101,25 @@ fn response(status: &str, extra_headers: &str, content_type: &str, body: &str) -
     )
 }
 
+/// A server that sends every request on to `to` with a 307, a phone number in the `Location`.
+fn redirecting_to(to: &TinyServer) -> TinyServer {
+    let elsewhere = to.url("");
+    TinyServer::start(move |target| {
+        let location = format!("{elsewhere}{target}?phoneNumber=01020001234");
+        response(
+            "307 Temporary Redirect",
+            &format!("Location: {location}\r\n"),
+            "text/plain",
+            "",
+        )
+    })
+}
+
+/// A server that would take anything, and records it: the host a redirect points to.
+fn recorder() -> TinyServer {
+    TinyServer::start(|_| response("200 OK", "", "application/json", r#"{"categories":[]}"#))
+}
+
 /// A management command against `server` with the secret key, nothing else from the environment.
 fn management(server: &TinyServer) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_msgbatch"));
@@ -136,12 +155,65 @@ fn run_campaign(dir: &Path, campaign: &Path) -> Outcome {
     exec(command, &["run", path_str(campaign), "--out", path_str(&out)])
 }
 
+/// The redirect was not followed: `redirecting` got the one request, `elsewhere` nothing.
+fn assert_not_followed(redirecting: &TinyServer, elsewhere: &TinyServer) -> Seen {
+    assert!(
+        elsewhere.seen().is_empty(),
+        "the redirect was followed: {:?}",
+        elsewhere.seen()
+    );
+    let asked = redirecting.seen();
+    assert_eq!(asked.len(), 1, "one request, not retried: {asked:?}");
+    asked[0].clone()
+}
+
 fn assert_no_phone_shown(outcome: &Outcome) {
     for number in ECHOED {
         assert!(!outcome.stderr.contains(number), "{number} shown:\n{}", outcome.show());
     }
     assert!(!outcome.stderr.contains("2000-123"), "{}", outcome.show());
     assert!(!outcome.stderr.contains(SECRET), "{}", outcome.show());
+}
+
+#[test]
+fn a_redirect_of_a_management_call_is_not_followed() {
+    let elsewhere = recorder();
+    let redirecting = redirecting_to(&elsewhere);
+
+    let outcome = exec(management(&redirecting), &["category"]);
+
+    assert_ne!(outcome.code, Some(0), "{}", outcome.show());
+    let asked = assert_not_followed(&redirecting, &elsewhere);
+    assert!(asked.headers.iter().any(|(name, _)| name == "apikey"), "{asked:?}");
+    assert!(outcome.stderr.contains("HTTP 307"), "{}", outcome.show());
+    let location = format!("{}/gateway/category?phoneNumber=010-****-1234", elsewhere.url(""));
+    assert!(outcome.stderr.contains(&location), "{}", outcome.show());
+    assert_no_phone_shown(&outcome);
+}
+
+#[test]
+fn a_redirect_of_a_campaign_send_is_not_followed_and_its_chunk_is_uncertain() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = recorder();
+    let redirecting = redirecting_to(&elsewhere);
+    let campaign = sms_campaign_against(dir.path(), &redirecting);
+
+    let outcome = run_campaign(dir.path(), &campaign);
+
+    // Not retried either: a 3xx is no proof that nothing was taken.
+    let asked = assert_not_followed(&redirecting, &elsewhere);
+    assert!(asked.request_line.starts_with("POST /standard/sms "), "{asked:?}");
+    assert_eq!(outcome.code, Some(3), "incomplete: {}", outcome.show());
+    assert!(outcome.stderr.contains("HTTP 307"), "{}", outcome.show());
+    assert!(outcome.stdout.contains("uncertain"), "{}", outcome.show());
+    let status = exec(
+        msgbatch_at(dir.path(), DAYTIME),
+        &["status", path_str(&dir.path().join("run")), "--json"],
+    );
+    let status = status.expect_code(0, "status").json();
+    assert!(status["uncertain"].as_u64().unwrap() > 0, "{status:#}");
+    assert_eq!(status["sent"].as_u64(), Some(0), "{status:#}");
+    assert_no_phone_shown(&outcome);
 }
 
 /// A 400 whose message quotes the request's numbers back.

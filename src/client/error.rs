@@ -12,6 +12,8 @@ use std::time::Duration;
 pub enum ErrorKind {
     /// The service answered with an error status and body.
     Service,
+    /// A 3xx answer, not followed: maybe processed (nothing proves otherwise).
+    Redirect,
     /// HTTP 429: not processed.
     RateLimited,
     /// HTTP 503: not processed.
@@ -36,6 +38,14 @@ pub enum ClientError {
         http: u16,
         code: Option<String>,
         message: Option<String>,
+    },
+    /// A 3xx answer. It is never followed: the credentials and the request go to the configured
+    /// endpoint only. The engine counts it as "may have taken effect", like any other answer it
+    /// cannot read as a result.
+    Redirect {
+        path: String,
+        http: u16,
+        location: Option<String>,
     },
     RateLimited {
         path: String,
@@ -90,6 +100,11 @@ impl fmt::Display for Unmasked<'_> {
                 }
                 Ok(())
             }
+            ClientError::Redirect { path, http, location } => write!(
+                f,
+                "{path}: HTTP {http} redirect to {}, not followed: requests and credentials go to the configured endpoint only",
+                location.as_deref().unwrap_or("(no Location)")
+            ),
             ClientError::RateLimited { path, retry_after } => {
                 write!(f, "{path}: rate limited (HTTP 429){}", after(retry_after))
             }
@@ -254,6 +269,18 @@ impl ClientError {
         }
     }
 
+    /// A 3xx answer, with where it pointed.
+    pub(super) fn redirect(path: String, status: StatusCode, headers: &HeaderMap) -> ClientError {
+        let location = headers
+            .get(reqwest::header::LOCATION)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        ClientError::Redirect {
+            path,
+            http: status.as_u16(),
+            location,
+        }
+    }
+
     pub(super) fn from_status(
         path: String,
         status: StatusCode,
@@ -281,6 +308,7 @@ impl ClientError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ClientError::Service { .. } => ErrorKind::Service,
+            ClientError::Redirect { .. } => ErrorKind::Redirect,
             ClientError::RateLimited { .. } => ErrorKind::RateLimited,
             ClientError::Unavailable { .. } => ErrorKind::Unavailable,
             ClientError::Connect { .. } => ErrorKind::Connect,
@@ -292,7 +320,8 @@ impl ClientError {
     }
 
     /// True only where the request provably did not take effect, so sending it again cannot
-    /// send twice: a failed connect, 429 and 503. Everything else may have been processed.
+    /// send twice: a failed connect, 429 and 503. Everything else may have been processed,
+    /// a redirect included: the engine stays conservative about answers it cannot read.
     pub fn provably_not_applied(&self) -> bool {
         matches!(
             self.kind(),
@@ -311,7 +340,9 @@ impl ClientError {
     /// The HTTP status, where an answer came.
     pub fn http_status(&self) -> Option<u16> {
         match self {
-            ClientError::Service { http, .. } | ClientError::Decode { http, .. } => Some(*http),
+            ClientError::Service { http, .. }
+            | ClientError::Redirect { http, .. }
+            | ClientError::Decode { http, .. } => Some(*http),
             ClientError::RateLimited { .. } => Some(429),
             ClientError::Unavailable { .. } => Some(503),
             _ => None,
@@ -360,5 +391,30 @@ mod tests {
             error.to_string(),
             "http://127.0.0.1:1/sms: HTTP 400 SBX_BAD_REQUEST: numbers 010-****-1234, 010-****-1235 refused"
         );
+    }
+
+    #[test]
+    fn a_redirect_names_its_status_and_masked_location_and_may_have_taken_effect() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            reqwest::header::LOCATION,
+            "http://elsewhere.example/token?phoneNumber=01020001234"
+                .parse()
+                .unwrap(),
+        );
+        let error = ClientError::redirect(
+            "http://127.0.0.1:1/sms".into(),
+            StatusCode::TEMPORARY_REDIRECT,
+            &headers,
+        );
+        let text = error.to_string();
+        assert!(text.contains("HTTP 307"), "{text}");
+        assert!(
+            text.contains("http://elsewhere.example/token?phoneNumber=010-****-1234"),
+            "{text}"
+        );
+        assert_eq!(error.kind(), ErrorKind::Redirect);
+        assert_eq!(error.http_status(), Some(307));
+        assert!(!error.provably_not_applied());
     }
 }

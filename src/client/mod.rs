@@ -99,6 +99,8 @@ fn trim_slash(url: &str) -> &str {
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client, ClientError> {
         let http = reqwest::Client::builder()
+            // A redirect would carry `apikey`, `groupid` and the recipients to another host.
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(config.timeout)
             .connect_timeout(config.connect_timeout)
             .pool_max_idle_per_host(64)
@@ -144,6 +146,9 @@ impl Client {
             .await
             .map_err(|source| ClientError::from_send(path.clone(), source))?;
         let status = response.status();
+        if status.is_redirection() {
+            return Err(ClientError::redirect(path, status, response.headers()));
+        }
         let retry_after = error::retry_after(response.headers());
         let bytes = response
             .bytes()
