@@ -28,6 +28,8 @@ pub enum ErrorKind {
     Decode,
     /// Any other transport failure: maybe processed.
     Transport,
+    /// An endpoint URL the client refuses to talk to; no request was made.
+    Endpoint,
 }
 
 #[derive(Debug)]
@@ -76,6 +78,11 @@ pub enum ClientError {
     Transport {
         path: String,
         source: Cause,
+    },
+    /// `Client::new` refused an endpoint URL; nothing was sent.
+    Endpoint {
+        url: String,
+        reason: String,
     },
 }
 
@@ -130,6 +137,7 @@ impl fmt::Display for Unmasked<'_> {
                 "{path}: unreadable answer (HTTP {http}): {source}; body starts {body_start:?}"
             ),
             ClientError::Transport { path, source } => write!(f, "{path}: {source}"),
+            ClientError::Endpoint { url, reason } => write!(f, "{url}: {reason}"),
         }
     }
 }
@@ -316,6 +324,7 @@ impl ClientError {
             ClientError::Timeout { .. } => ErrorKind::Timeout,
             ClientError::Decode { .. } => ErrorKind::Decode,
             ClientError::Transport { .. } => ErrorKind::Transport,
+            ClientError::Endpoint { .. } => ErrorKind::Endpoint,
         }
     }
 

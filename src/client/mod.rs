@@ -1,5 +1,6 @@
 //! Typed async client of the messaging service: one call per endpoint, errors that keep the service's code and message.
 
+mod endpoint;
 mod error;
 mod paginate;
 
@@ -51,6 +52,8 @@ pub struct ClientConfig {
     /// Whole-request time limit (a request that times out after being sent is uncertain).
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// Plain `http://` to a host that is not loopback: the key would cross the network readable.
+    pub allow_insecure_http: bool,
 }
 
 impl ClientConfig {
@@ -67,6 +70,7 @@ impl ClientConfig {
             group_id: group_id.into(),
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
+            allow_insecure_http: false,
         }
     }
 }
@@ -98,6 +102,9 @@ fn trim_slash(url: &str) -> &str {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client, ClientError> {
+        for url in [&config.base_url, &config.gateway_url] {
+            endpoint::check(url, config.allow_insecure_http)?;
+        }
         let http = reqwest::Client::builder()
             // A redirect would carry `apikey`, `groupid` and the recipients to another host.
             .redirect(reqwest::redirect::Policy::none())

@@ -1,7 +1,7 @@
 //! The service connection of a run or a management command: where the service is and whose credentials, by one rule.
 
 use crate::campaign::{Campaign, Credentials, Endpoint};
-use crate::client::{ApiKey, Client, ClientConfig};
+use crate::client::{ApiKey, Client, ClientConfig, ErrorKind};
 use crate::engine::Refusal;
 use crate::sandbox::{Accounts, SandboxHandle};
 use anyhow::{Context, Result};
@@ -11,6 +11,13 @@ use std::path::PathBuf;
 pub const ENV_API_KEY: &str = "MSGBATCH_API_KEY";
 pub const ENV_API_KEY_FILE: &str = "MSGBATCH_API_KEY_FILE";
 pub const ENV_GROUP_ID: &str = "MSGBATCH_GROUP_ID";
+/// `1`: the management commands may use plain `http://` to a host that is not loopback.
+pub const ENV_INSECURE_HTTP: &str = "MSGBATCH_INSECURE_HTTP";
+
+/// Whether an on/off environment variable is on.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| value.trim() == "1")
+}
 
 /// The credentials of the management commands: the same rule as a campaign's defaults, with
 /// the key file named by `MSGBATCH_API_KEY_FILE`.
@@ -66,10 +73,32 @@ pub fn group_id(credentials: &Credentials) -> Result<String> {
         })
 }
 
-/// A client of the service at these URLs with these credentials.
+/// A client of the service at these URLs with these credentials, for the management commands.
 pub fn client(base_url: &str, gateway_url: &str, credentials: &Credentials) -> Result<Client> {
-    let config = ClientConfig::new(base_url, gateway_url, api_key(credentials)?, group_id(credentials)?);
-    Ok(Client::new(config)?)
+    let mut config = ClientConfig::new(base_url, gateway_url, api_key(credentials)?, group_id(credentials)?);
+    config.allow_insecure_http = env_flag(ENV_INSECURE_HTTP);
+    connect_client(config, &format!("set {ENV_INSECURE_HTTP}=1"))
+}
+
+/// The client, with a URL it refuses turned into a refusal that says how to allow it.
+fn connect_client(config: ClientConfig, how_to_allow_http: &str) -> Result<Client> {
+    Client::new(config).map_err(|error| {
+        if error.kind() == ErrorKind::Endpoint {
+            Refusal(format!(
+                "{error} (to send over plain http:// anyway, {how_to_allow_http})"
+            ))
+            .into()
+        } else {
+            error.into()
+        }
+    })
+}
+
+/// Whether the campaign allows plain `http://` to a host that is not loopback. The campaign
+/// setting `endpoint.insecure_http` is being added in `src/campaign/` on another branch; until
+/// it is connected here, no campaign allows it.
+fn campaign_allows_insecure_http(_campaign: &Campaign) -> bool {
+    false
 }
 
 /// The service connection of a run, and the in-process sandbox behind it when the endpoint is `sandbox`.
@@ -107,18 +136,19 @@ impl Session {
             }
             Endpoint::Urls { base_url, gateway_url } => {
                 let credentials = &campaign.credentials;
-                let config = ClientConfig::new(
+                let mut config = ClientConfig::new(
                     base_url.clone(),
                     gateway_url.clone(),
                     api_key(credentials)?,
                     group_id(credentials)?,
                 );
+                config.allow_insecure_http = campaign_allows_insecure_http(campaign);
                 (config, None)
             }
         };
         config.timeout = std::time::Duration::from_secs(campaign.send.timeout_secs);
         Ok(Session {
-            client: Client::new(config)?,
+            client: connect_client(config, "set endpoint.insecure_http = true in the campaign")?,
             _sandbox: sandbox,
         })
     }
