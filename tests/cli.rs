@@ -517,6 +517,10 @@ fn api_key_from_file_is_never_printed() {
     let invalid_file = dir.path().join("invalid.key");
     std::fs::write(&valid_file, format!("{VALID_SECRET}\n")).unwrap();
     std::fs::write(&invalid_file, format!("{INVALID_SECRET}\n")).unwrap();
+    // Key files must be private to their owner, like ssh keys (see tests/credentials.rs).
+    for file in [&valid_file, &invalid_file] {
+        std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    }
 
     let from_file = |file: &Path| {
         let mut command = management(&sandbox, "");
