@@ -10,6 +10,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     mask_phones_in_panics();
     let cli = msgbatch::cli::Cli::parse();
     tracing_subscriber::fmt()
@@ -38,6 +39,27 @@ fn main() -> ExitCode {
             } else {
                 ExitCode::FAILURE
             }
+        }
+    }
+}
+
+/// Rust ignores SIGPIPE, which turns every `println!` into a panic (exit 101) once the reader of
+/// stdout is gone (`msgbatch status RUN | head -1`). With the default disposition the process
+/// ends quietly as any Unix filter does. Sockets are unaffected: the standard library sends with
+/// `MSG_NOSIGNAL` (`SO_NOSIGPIPE` on macOS), so a peer that hangs up is still an error to handle.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    {
+        use std::os::raw::c_int;
+        // The C library the standard library already links; the `libc` crate is not needed for one call.
+        extern "C" {
+            fn signal(signum: c_int, handler: usize) -> usize;
+        }
+        const SIGPIPE: c_int = 13;
+        const SIG_DFL: usize = 0;
+        // SAFETY: setting the default disposition of SIGPIPE before any thread starts; no handler runs.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
         }
     }
 }
