@@ -11,6 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
+    make_created_files_private();
     mask_phones_in_panics();
     let cli = msgbatch::cli::Cli::parse();
     tracing_subscriber::fmt()
@@ -62,6 +63,13 @@ fn restore_default_sigpipe() {
             signal(SIGPIPE, SIG_DFL);
         }
     }
+}
+
+/// Run directories, checkpoints (including the files sled creates), reports and rejects hold
+/// phone numbers: whatever the process creates is readable by its owner only.
+fn make_created_files_private() {
+    #[cfg(unix)]
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
 }
 
 /// A panic's message may quote data; it goes out masked like every other line of stderr.
