@@ -34,6 +34,27 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes a folder and everything in it owner-only (folders 0700, files 0600), for folders whose
+/// files another library creates with modes of its own (sled's `db`, `conf`, `snap.*`, `blobs/`).
+/// Symbolic links are left alone, not followed.
+pub fn make_private_tree(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                make_private_tree(&entry.path())?;
+            } else if kind.is_file() {
+                std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -50,5 +71,34 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         create_private(&path).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_tree_made_by_others_becomes_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("checkpoint");
+        std::fs::create_dir_all(root.join("blobs/inner")).unwrap();
+        std::fs::write(root.join("db"), "x").unwrap();
+        std::fs::write(root.join("blobs/inner/1"), "x").unwrap();
+        for (path, mode) in [
+            ("", 0o755),
+            ("blobs", 0o755),
+            ("blobs/inner", 0o775),
+            ("db", 0o644),
+            ("blobs/inner/1", 0o666),
+        ] {
+            std::fs::set_permissions(root.join(path), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        make_private_tree(&root).unwrap();
+        for (path, mode) in [
+            ("", 0o700),
+            ("blobs", 0o700),
+            ("blobs/inner", 0o700),
+            ("db", 0o600),
+            ("blobs/inner/1", 0o600),
+        ] {
+            let actual = std::fs::metadata(root.join(path)).unwrap().permissions().mode() & 0o777;
+            assert_eq!(actual, mode, "{path}: {actual:o}");
+        }
     }
 }

@@ -517,6 +517,10 @@ fn api_key_from_file_is_never_printed() {
     let invalid_file = dir.path().join("invalid.key");
     std::fs::write(&valid_file, format!("{VALID_SECRET}\n")).unwrap();
     std::fs::write(&invalid_file, format!("{INVALID_SECRET}\n")).unwrap();
+    // Key files must be private to their owner, like ssh keys (see tests/credentials.rs).
+    for file in [&valid_file, &invalid_file] {
+        std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    }
 
     let from_file = |file: &Path| {
         let mut command = management(&sandbox, "");
@@ -576,5 +580,75 @@ fn a_zero_poll_interval_or_a_bad_duration_is_refused_before_anything_runs() {
         assert_eq!(output.status.code(), Some(2), "{flag} {value}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+    }
+}
+
+// --- a closed stdout ---
+
+/// A stdout whose reader is already gone, as in `msgbatch status RUN | true`.
+fn closed_stdout() -> Stdio {
+    let mut reader = Command::new("true").stdin(Stdio::piped()).spawn().expect("true runs");
+    let writer = reader.stdin.take().expect("stdin is piped");
+    reader.wait().expect("true ends");
+    Stdio::from(writer)
+}
+
+/// The command writes into a closed pipe and ends as a Unix filter does: quietly, not with a panic.
+fn assert_quiet_end_on_closed_stdout(mut command: Command, args: &[&str]) {
+    use std::os::unix::process::ExitStatusExt;
+    let output = command
+        .args(args)
+        .stdout(closed_stdout())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("msgbatch runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let what = args.join(" ");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("internal error"),
+        "{what}: {stderr}"
+    );
+    assert_ne!(output.status.code(), Some(101), "{what} panicked: {stderr}");
+    const SIGPIPE: i32 = 13;
+    assert!(
+        output.status.success() || output.status.signal() == Some(SIGPIPE),
+        "{what}: {:?}\n{stderr}",
+        output.status
+    );
+}
+
+/// The binary in `dir`: empty environment, a daytime clock.
+fn campaign_command(dir: &Path) -> Command {
+    common::process::msgbatch_at(dir, "2026-11-23T11:00:00+09:00")
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    common::process::copy_samples(dir.path(), &["sms.toml", "recipients.csv"]);
+    let campaign = dir.path().join("sms.toml");
+    let run_dir = dir.path().join("run");
+    let (campaign, run_dir) = (campaign.to_str().unwrap(), run_dir.to_str().unwrap());
+
+    // The send itself, with its summary going nowhere: it still completes.
+    assert_quiet_end_on_closed_stdout(campaign_command(dir.path()), &["run", campaign, "--out", run_dir]);
+    let status = run(&mut campaign_command(dir.path()), &["status", run_dir, "--json"]).expect_success("status");
+    let status: serde_json::Value = status.json();
+    assert_eq!(status["complete"], true, "{status:#}");
+    assert_eq!(status["pending"], 0, "{status:#}");
+
+    for args in [
+        &["status", run_dir][..],
+        &["status", run_dir, "--json"],
+        &["validate", campaign],
+        &["report", run_dir],
+        &["sandbox", "--print-accounts"],
+    ] {
+        assert_quiet_end_on_closed_stdout(campaign_command(dir.path()), args);
+    }
+
+    let sandbox = start_sandbox(&[]);
+    for args in [&["channel", "list"][..], &["category", "--json"]] {
+        assert_quiet_end_on_closed_stdout(management(&sandbox, DEMO_KEY), args);
     }
 }

@@ -1,8 +1,10 @@
-//! Client errors, sorted by whether the request may have taken effect: the line between a safe retry and a double send.
+//! Client errors, sorted by whether the request may have taken effect (the line between a safe retry and a double send), with no phone number in their text.
 
 use crate::api::ErrorBody;
+use crate::phone::mask_phones;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
+use std::fmt;
 use std::time::Duration;
 
 /// Broad kind of a failure, for callers that branch on it.
@@ -10,6 +12,8 @@ use std::time::Duration;
 pub enum ErrorKind {
     /// The service answered with an error status and body.
     Service,
+    /// A 3xx answer, not followed: maybe processed (nothing proves otherwise).
+    Redirect,
     /// HTTP 429: not processed.
     RateLimited,
     /// HTTP 503: not processed.
@@ -24,42 +28,185 @@ pub enum ErrorKind {
     Decode,
     /// Any other transport failure: maybe processed.
     Transport,
+    /// An endpoint URL the client refuses to talk to; no request was made.
+    Endpoint,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum ClientError {
-    #[error("{path}: HTTP {http}{}{}", code.as_deref().map(|c| format!(" {c}")).unwrap_or_default(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    /// An error status and body.
     Service {
         path: String,
         http: u16,
         code: Option<String>,
         message: Option<String>,
     },
-    #[error("{path}: rate limited (HTTP 429){}", after(retry_after))]
+    /// A 3xx answer. It is never followed: the credentials and the request go to the configured
+    /// endpoint only. The engine counts it as "may have taken effect", like any other answer it
+    /// cannot read as a result.
+    Redirect {
+        path: String,
+        http: u16,
+        location: Option<String>,
+    },
     RateLimited {
         path: String,
         retry_after: Option<Duration>,
     },
-    #[error("{path}: service unavailable (HTTP 503){}", after(retry_after))]
     Unavailable {
         path: String,
         retry_after: Option<Duration>,
     },
-    #[error("{path}: could not connect; nothing was sent")]
-    Connect { path: String, source: reqwest::Error },
-    #[error("{path}: the connection closed after the request was sent and before an answer; the service may have processed it")]
-    ConnectionDropped { path: String, source: reqwest::Error },
-    #[error("{path}: no answer in time after the request was sent; the service may have processed it")]
-    Timeout { path: String, source: reqwest::Error },
-    #[error("{path}: unreadable answer (HTTP {http}): {source}; body starts {body_start:?}")]
+    Connect {
+        path: String,
+        source: Cause,
+    },
+    ConnectionDropped {
+        path: String,
+        source: Cause,
+    },
+    Timeout {
+        path: String,
+        source: Cause,
+    },
     Decode {
         path: String,
         http: u16,
-        source: serde_json::Error,
+        source: Cause,
         body_start: String,
     },
-    #[error("{path}: {source}")]
-    Transport { path: String, source: reqwest::Error },
+    Transport {
+        path: String,
+        source: Cause,
+    },
+    /// `Client::new` refused an endpoint URL; nothing was sent.
+    Endpoint {
+        url: String,
+        reason: String,
+    },
+}
+
+/// The text of every line of an error, before masking.
+struct Unmasked<'a>(&'a ClientError);
+
+impl fmt::Display for Unmasked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            ClientError::Service {
+                path,
+                http,
+                code,
+                message,
+            } => {
+                write!(f, "{path}: HTTP {http}")?;
+                if let Some(code) = code {
+                    write!(f, " {code}")?;
+                }
+                if let Some(message) = message {
+                    write!(f, ": {message}")?;
+                }
+                Ok(())
+            }
+            ClientError::Redirect { path, http, location } => write!(
+                f,
+                "{path}: HTTP {http} redirect to {}, not followed: requests and credentials go to the configured endpoint only",
+                location.as_deref().unwrap_or("(no Location)")
+            ),
+            ClientError::RateLimited { path, retry_after } => {
+                write!(f, "{path}: rate limited (HTTP 429){}", after(retry_after))
+            }
+            ClientError::Unavailable { path, retry_after } => {
+                write!(f, "{path}: service unavailable (HTTP 503){}", after(retry_after))
+            }
+            ClientError::Connect { path, .. } => write!(f, "{path}: could not connect; nothing was sent"),
+            ClientError::ConnectionDropped { path, .. } => write!(
+                f,
+                "{path}: the connection closed after the request was sent and before an answer; the service may have processed it"
+            ),
+            ClientError::Timeout { path, .. } => write!(
+                f,
+                "{path}: no answer in time after the request was sent; the service may have processed it"
+            ),
+            ClientError::Decode {
+                path,
+                http,
+                source,
+                body_start,
+            } => write!(
+                f,
+                "{path}: unreadable answer (HTTP {http}): {source}; body starts {body_start:?}"
+            ),
+            ClientError::Transport { path, source } => write!(f, "{path}: {source}"),
+            ClientError::Endpoint { url, reason } => write!(f, "{url}: {reason}"),
+        }
+    }
+}
+
+/// Phone numbers are masked here, so no caller can print one from a URL's query or from text
+/// the service echoed.
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&mask_phones(&Unmasked(self).to_string()))
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Connect { source, .. }
+            | ClientError::ConnectionDropped { source, .. }
+            | ClientError::Timeout { source, .. }
+            | ClientError::Decode { source, .. }
+            | ClientError::Transport { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// What a transport or decoding failure came from, kept as text with phone numbers masked:
+/// those errors name the URL with its query (`?phoneNumber=…`) and quote what they read.
+#[derive(Debug)]
+pub struct Cause {
+    text: String,
+    next: Option<Box<Cause>>,
+}
+
+impl Cause {
+    pub fn of(error: &(dyn std::error::Error + 'static)) -> Cause {
+        Cause {
+            text: mask_phones(&error.to_string()).into_owned(),
+            next: error.source().map(|next| Box::new(Cause::of(next))),
+        }
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.next
+            .as_deref()
+            .map(|next| next as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// At most this many bytes of an answer's body are shown.
+const BODY_SHOWN: usize = 200;
+
+/// The start of an answer's body for a message: phone numbers masked, then cut on a character
+/// boundary (a number cut first would no longer look like one and escape the masking).
+pub(super) fn body_start(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4 * BODY_SHOWN)]);
+    let masked = mask_phones(text.trim());
+    let mut cut = masked.len().min(BODY_SHOWN);
+    while !masked.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    masked[..cut].to_string()
 }
 
 fn after(retry_after: &Option<Duration>) -> String {
@@ -101,15 +248,44 @@ fn closed_mid_request(error: &reqwest::Error) -> bool {
 }
 
 impl ClientError {
-    pub(super) fn from_send(path: String, source: reqwest::Error) -> ClientError {
-        if source.is_connect() {
+    pub(super) fn from_send(path: String, error: reqwest::Error) -> ClientError {
+        let source = Cause::of(&error);
+        if error.is_connect() {
             ClientError::Connect { path, source }
-        } else if source.is_timeout() {
+        } else if error.is_timeout() {
             ClientError::Timeout { path, source }
-        } else if closed_mid_request(&source) {
+        } else if closed_mid_request(&error) {
             ClientError::ConnectionDropped { path, source }
         } else {
             ClientError::Transport { path, source }
+        }
+    }
+
+    pub(super) fn from_decode(path: String, http: StatusCode, error: serde_json::Error, body: &[u8]) -> ClientError {
+        ClientError::Decode {
+            path,
+            http: http.as_u16(),
+            source: Cause::of(&error),
+            body_start: body_start(body),
+        }
+    }
+
+    pub(super) fn from_builder(error: reqwest::Error) -> ClientError {
+        ClientError::Transport {
+            path: String::new(),
+            source: Cause::of(&error),
+        }
+    }
+
+    /// A 3xx answer, with where it pointed.
+    pub(super) fn redirect(path: String, status: StatusCode, headers: &HeaderMap) -> ClientError {
+        let location = headers
+            .get(reqwest::header::LOCATION)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        ClientError::Redirect {
+            path,
+            http: status.as_u16(),
+            location,
         }
     }
 
@@ -126,7 +302,7 @@ impl ClientError {
         }
         let parsed: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
         let message = parsed.message.or(parsed.error).or_else(|| {
-            let text = String::from_utf8_lossy(&body[..body.len().min(200)]).trim().to_string();
+            let text = body_start(body);
             (!text.is_empty()).then_some(text)
         });
         ClientError::Service {
@@ -140,6 +316,7 @@ impl ClientError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ClientError::Service { .. } => ErrorKind::Service,
+            ClientError::Redirect { .. } => ErrorKind::Redirect,
             ClientError::RateLimited { .. } => ErrorKind::RateLimited,
             ClientError::Unavailable { .. } => ErrorKind::Unavailable,
             ClientError::Connect { .. } => ErrorKind::Connect,
@@ -147,11 +324,13 @@ impl ClientError {
             ClientError::Timeout { .. } => ErrorKind::Timeout,
             ClientError::Decode { .. } => ErrorKind::Decode,
             ClientError::Transport { .. } => ErrorKind::Transport,
+            ClientError::Endpoint { .. } => ErrorKind::Endpoint,
         }
     }
 
     /// True only where the request provably did not take effect, so sending it again cannot
-    /// send twice: a failed connect, 429 and 503. Everything else may have been processed.
+    /// send twice: a failed connect, 429 and 503. Everything else may have been processed,
+    /// a redirect included: the engine stays conservative about answers it cannot read.
     pub fn provably_not_applied(&self) -> bool {
         matches!(
             self.kind(),
@@ -170,7 +349,9 @@ impl ClientError {
     /// The HTTP status, where an answer came.
     pub fn http_status(&self) -> Option<u16> {
         match self {
-            ClientError::Service { http, .. } | ClientError::Decode { http, .. } => Some(*http),
+            ClientError::Service { http, .. }
+            | ClientError::Redirect { http, .. }
+            | ClientError::Decode { http, .. } => Some(*http),
             ClientError::RateLimited { .. } => Some(429),
             ClientError::Unavailable { .. } => Some(503),
             _ => None,
@@ -183,5 +364,66 @@ impl ClientError {
             ClientError::RateLimited { retry_after, .. } | ClientError::Unavailable { retry_after, .. } => *retry_after,
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_is_cut_on_a_character_boundary() {
+        // One ASCII byte, then three-byte Hangul: byte 200 falls inside a character.
+        let body = format!("x{}", "오류".repeat(60));
+        let shown = body_start(body.as_bytes());
+        assert!(
+            shown.len() <= BODY_SHOWN && shown.len() > BODY_SHOWN - 3,
+            "{}",
+            shown.len()
+        );
+        assert!(!shown.contains('\u{FFFD}'), "{shown}");
+        assert!(body.starts_with(&shown));
+    }
+
+    #[test]
+    fn phone_numbers_in_an_error_are_masked_before_the_body_is_cut() {
+        let body = format!("{}01020001234 and more", "-".repeat(BODY_SHOWN - 5));
+        let shown = body_start(body.as_bytes());
+        assert!(!shown.contains("0102000"), "{shown}");
+        let error = ClientError::Service {
+            path: "http://127.0.0.1:1/sms".into(),
+            http: 400,
+            code: Some("SBX_BAD_REQUEST".into()),
+            message: Some("numbers 010-2000-1234, +82 10-2000-1235 refused".into()),
+        };
+        assert_eq!(
+            error.to_string(),
+            "http://127.0.0.1:1/sms: HTTP 400 SBX_BAD_REQUEST: numbers 010-****-1234, 010-****-1235 refused"
+        );
+    }
+
+    #[test]
+    fn a_redirect_names_its_status_and_masked_location_and_may_have_taken_effect() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            reqwest::header::LOCATION,
+            "http://elsewhere.example/token?phoneNumber=01020001234"
+                .parse()
+                .unwrap(),
+        );
+        let error = ClientError::redirect(
+            "http://127.0.0.1:1/sms".into(),
+            StatusCode::TEMPORARY_REDIRECT,
+            &headers,
+        );
+        let text = error.to_string();
+        assert!(text.contains("HTTP 307"), "{text}");
+        assert!(
+            text.contains("http://elsewhere.example/token?phoneNumber=010-****-1234"),
+            "{text}"
+        );
+        assert_eq!(error.kind(), ErrorKind::Redirect);
+        assert_eq!(error.http_status(), Some(307));
+        assert!(!error.provably_not_applied());
     }
 }

@@ -1,9 +1,10 @@
 //! Typed async client of the messaging service: one call per endpoint, errors that keep the service's code and message.
 
+mod endpoint;
 mod error;
 mod paginate;
 
-pub use error::{ClientError, ErrorKind};
+pub use error::{Cause, ClientError, ErrorKind};
 
 use crate::api::channel::{
     CategoryList, Channel, ChannelCreate, ChannelPage, ChannelUpdate, SenderIssue, SenderProfile, TokenSent,
@@ -51,6 +52,8 @@ pub struct ClientConfig {
     /// Whole-request time limit (a request that times out after being sent is uncertain).
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// Plain `http://` to a host that is not loopback: the key would cross the network readable.
+    pub allow_insecure_http: bool,
 }
 
 impl ClientConfig {
@@ -67,6 +70,7 @@ impl ClientConfig {
             group_id: group_id.into(),
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
+            allow_insecure_http: false,
         }
     }
 }
@@ -98,16 +102,18 @@ fn trim_slash(url: &str) -> &str {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client, ClientError> {
+        for url in [&config.base_url, &config.gateway_url] {
+            endpoint::check(url, config.allow_insecure_http)?;
+        }
         let http = reqwest::Client::builder()
+            // A redirect would carry `apikey`, `groupid` and the recipients to another host.
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(config.timeout)
             .connect_timeout(config.connect_timeout)
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)
             .build()
-            .map_err(|source| ClientError::Transport {
-                path: String::new(),
-                source,
-            })?;
+            .map_err(ClientError::from_builder)?;
         Ok(Client { http, config })
     }
 
@@ -147,18 +153,17 @@ impl Client {
             .await
             .map_err(|source| ClientError::from_send(path.clone(), source))?;
         let status = response.status();
+        if status.is_redirection() {
+            return Err(ClientError::redirect(path, status, response.headers()));
+        }
         let retry_after = error::retry_after(response.headers());
         let bytes = response
             .bytes()
             .await
             .map_err(|source| ClientError::from_send(path.clone(), source))?;
         if status == expected || (expected == StatusCode::OK && status.is_success()) {
-            return serde_json::from_slice(&bytes).map_err(|source| ClientError::Decode {
-                path,
-                http: status.as_u16(),
-                source,
-                body_start: String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
-            });
+            return serde_json::from_slice(&bytes)
+                .map_err(|source| ClientError::from_decode(path, status, source, &bytes));
         }
         Err(ClientError::from_status(path, status, retry_after, &bytes))
     }

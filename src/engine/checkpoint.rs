@@ -241,6 +241,14 @@ impl Checkpoint {
                 path: path.to_path_buf(),
             });
         }
+        // The checkpoint ties rows to send results: owner-only like the reports, from before sled
+        // writes into it; what sled creates with its own modes is fixed up once it is open.
+        if create {
+            crate::files::create_private_dir(path).map_err(|e| CheckpointError::Store {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        }
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(CACHE_BYTES)
@@ -259,8 +267,7 @@ impl Checkpoint {
                     }
                 }
             })?;
-        // The checkpoint ties rows to send results: owner-only like the reports.
-        crate::files::create_private_dir(path).map_err(|e| CheckpointError::Store {
+        crate::files::make_private_tree(path).map_err(|e| CheckpointError::Store {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

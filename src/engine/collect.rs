@@ -113,7 +113,7 @@ fn read_may_pass(error: &ClientError) -> bool {
         | ErrorKind::Connect
         | ErrorKind::ConnectionDropped => true,
         ErrorKind::Service => error.http_status().is_some_and(|status| status >= 500),
-        ErrorKind::Decode | ErrorKind::Transport => false,
+        ErrorKind::Decode | ErrorKind::Transport | ErrorKind::Redirect | ErrorKind::Endpoint => false,
     }
 }
 
@@ -383,7 +383,7 @@ mod tests {
         let unreadable = ClientError::Decode {
             path: "/result/x".into(),
             http: 200,
-            source: serde_json::from_str::<u8>("x").unwrap_err(),
+            source: crate::client::Cause::of(&serde_json::from_str::<u8>("x").unwrap_err()),
             body_start: "x".into(),
         };
         for error in [service(404), service(400), unreadable] {
@@ -407,7 +407,10 @@ mod tests {
             .expect("client builds");
         let source = http.get(&url).send().await.expect_err("no answer comes");
         assert!(source.is_timeout(), "{source:?}");
-        ClientError::Timeout { path: url, source }
+        ClientError::Timeout {
+            path: url,
+            source: crate::client::Cause::of(&source),
+        }
     }
 
     #[tokio::test]

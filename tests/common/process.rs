@@ -205,3 +205,11 @@ pub fn msgbatch_at(dir: &Path, clock: &str) -> Command {
     }
     command
 }
+
+/// Copies files of `samples/` (a campaign and what it reads) into `dir`.
+pub fn copy_samples(dir: &Path, files: &[&str]) {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    for file in files {
+        std::fs::copy(samples.join(file), dir.join(file)).unwrap_or_else(|e| panic!("copy samples/{file}: {e}"));
+    }
+}
