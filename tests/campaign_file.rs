@@ -1,4 +1,4 @@
-//! The campaign file through the `msgbatch` binary: `#<…>` placeholders sent in the service's spelling, and `insecure_http` in the endpoint table.
+//! The campaign file through the `msgbatch` binary: `#<…>` placeholders sent in the service's spelling, malformed placeholders and empty text refused with their setting and position, and `insecure_http` in the endpoint table.
 
 mod common;
 
@@ -39,6 +39,18 @@ fn count(value: &Value, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("`{key}` is not a number in {value:#}"))
 }
 
+/// `validate` and `run` both refuse (exit 2) naming `key` and `detail` on stderr.
+fn refused(dir: &Path, campaign: &Path, key: &str, detail: &str) {
+    for outcome in [msgbatch(dir, &["validate", path_str(campaign)]), run(dir, campaign)] {
+        let outcome = outcome.expect_code(2, key);
+        assert!(
+            outcome.stderr.contains(key) && outcome.stderr.contains(detail),
+            "expected {key} and {detail:?}: {}",
+            outcome.show()
+        );
+    }
+}
+
 #[test]
 fn a_notification_written_with_angle_brackets_is_accepted_as_the_registered_template() {
     let dir = tempfile::tempdir().unwrap();
@@ -69,6 +81,65 @@ fn angle_bracket_variables_are_filled_before_the_text_lane_is_chosen() {
         .expect_code(0, "validate")
         .json();
     assert_eq!(json["per_lane"], serde_json::json!({ "lms": 1 }), "{json:#}");
+}
+
+#[test]
+fn an_unclosed_placeholder_is_refused_naming_the_setting_and_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, written) in [("주문 #{VAR1 도착", "#{VAR1"), ("주문 #<VAR1 도착", "#<VAR1")] {
+        let campaign = campaign(
+            dir.path(),
+            "sms",
+            "endpoint = \"sandbox\"",
+            &format!("service = 3001\ncallback_no = \"0212345678\"\ntext = \"{text}\""),
+        );
+        refused(dir.path(), &campaign, "message.text", written);
+        refused(dir.path(), &campaign, "message.text", "line 1, column 4");
+    }
+}
+
+#[test]
+fn an_empty_placeholder_is_refused_in_either_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    for text in ["안녕 #{} 님", "안녕 #<> 님"] {
+        let campaign = campaign(
+            dir.path(),
+            "sms",
+            "endpoint = \"sandbox\"",
+            &format!("service = 3001\ncallback_no = \"0212345678\"\ntext = \"{text}\""),
+        );
+        refused(dir.path(), &campaign, "message.text", "line 1, column 4");
+    }
+}
+
+#[test]
+fn a_malformed_placeholder_in_text_file_is_refused_with_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("message.txt"),
+        "(광고) 겨울 세일\n#{name}님 쿠폰 #<VAR1\n무료거부 080-000-0000\n",
+    )
+    .unwrap();
+    let campaign = campaign(
+        dir.path(),
+        "lms",
+        "endpoint = \"sandbox\"",
+        "service = 3001\ncallback_no = \"0212345678\"\ntext_file = \"message.txt\"",
+    );
+    refused(dir.path(), &campaign, "message.text_file", "line 2, column 13");
+}
+
+#[test]
+fn an_empty_message_text_is_refused_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let campaign = campaign(
+        dir.path(),
+        "sms",
+        "endpoint = \"sandbox\"",
+        "service = 3001\ncallback_no = \"0212345678\"\ntext = \"\"",
+    );
+    refused(dir.path(), &campaign, "message.text", "empty");
+    assert!(!dir.path().join("run").exists(), "no run was started");
 }
 
 #[test]

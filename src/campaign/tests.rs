@@ -140,7 +140,7 @@ fn endpoint_errors_name_the_setting() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Message text in both placeholder spellings.
+// Message text: both placeholder spellings, malformed placeholders, empty text.
 
 const ALIMTALK: &str = r##"
 kind = "alimtalk"
@@ -297,6 +297,72 @@ fn an_unmapped_angle_placeholder_names_its_variable_as_written() {
     let (key, message) = setting_error(&SMS.replace("hello #{name}", "hi #<VAR2>"));
     assert_eq!(key, "recipients.variables.VAR2");
     assert!(message.contains("#<VAR2>"), "{message}");
+}
+
+#[test]
+fn an_unclosed_or_empty_placeholder_is_refused_with_its_position() {
+    for (text, written, at) in [
+        ("hello #{name", "#{name", "line 1, column 7"),
+        ("hello #<name", "#<name", "line 1, column 7"),
+        ("주문 #{} 도착", "#{}", "line 1, column 4"),
+        ("주문 #<> 도착", "#<>", "line 1, column 4"),
+    ] {
+        let (key, message) = setting_error(&SMS.replace("hello #{name}", text));
+        assert_eq!(key, "message.text", "{text}");
+        assert!(message.contains(written) && message.contains(at), "{text}: {message}");
+    }
+    let (key, message) = setting_error(&GATEWAY.replace("#<name>님 송장", "#<name님 송장"));
+    assert_eq!(key, "message.alter_message");
+    assert!(message.contains("line 1, column 1"), "{message}");
+}
+
+#[test]
+fn a_malformed_placeholder_in_text_file_names_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("message.txt"),
+        "(광고) 겨울 세일\n#{name}님 쿠폰 #<VAR1\n무료거부 080\n",
+    )
+    .unwrap();
+    let text = SMS.replace("text = \"hello #{name}\"", "text_file = \"message.txt\"");
+    let error = Campaign::parse(&text, &dir.path().join("campaign.toml")).unwrap_err();
+    let CampaignError::Setting { key, message, .. } = &error else {
+        panic!("expected a setting error, got {error:?}");
+    };
+    assert_eq!(key, "message.text_file");
+    assert!(message.contains("line 2, column 13"), "{message}");
+}
+
+#[test]
+fn an_empty_text_is_refused_for_every_kind_that_sends_text() {
+    for campaign in [SMS, ALIMTALK, GATEWAY] {
+        let empty = campaign
+            .lines()
+            .map(|line| {
+                if line.starts_with("text = ") {
+                    "text = \"\""
+                } else {
+                    line
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (key, message) = setting_error(&empty);
+        assert_eq!(key, "message.text", "{campaign}");
+        assert!(message.contains("empty"), "{message}");
+    }
+    let (key, _) = setting_error(&SMS.replace("hello #{name}", " \\n "));
+    assert_eq!(key, "message.text", "whitespace only is empty too");
+    let (key, _) = setting_error(&GATEWAY.replace("#<name>님 송장 #<VAR1>", ""));
+    assert_eq!(key, "message.alter_message");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("message.txt"), "\n").unwrap();
+    let text = SMS.replace("text = \"hello #{name}\"", "text_file = \"message.txt\"");
+    let error = Campaign::parse(&text, &dir.path().join("campaign.toml")).unwrap_err();
+    assert!(
+        matches!(&error, CampaignError::Setting { key, .. } if key == "message.text_file"),
+        "{error:?}"
+    );
 }
 
 mod arbitrary;

@@ -189,8 +189,12 @@ impl<'a> Validator<'a> {
     }
 
     /// A text the recipients receive, compiled; `key` is the setting it came from.
-    fn template(&self, _key: &str, text: &str) -> Result<Template, CampaignError> {
-        Ok(Template::compile(text))
+    fn template(&self, key: &str, text: &str) -> Result<Template, CampaignError> {
+        if text.trim().is_empty() {
+            // An empty message would still be sent, and charged, to every recipient.
+            return Err(self.error(key, "must not be empty"));
+        }
+        Template::parse(text).map_err(|error| self.error(key, error.to_string()))
     }
 
     /// `message.text` or the contents of `message.text_file`, compiled.
