@@ -1,8 +1,8 @@
-//! Message templates with `#{VAR1}`, `#{이름}` and `#{name}` placeholders: compiled once, filled per recipient.
+//! Message templates with `#{VAR1}`, `#{이름}` and `#{name}` placeholders (also written `#<VAR1>`, `#<이름>`, `#<name>`): compiled once, filled per recipient.
 
 use crate::api::VariableSource;
 
-/// A placeholder found in a template.
+/// What a placeholder is filled from, whichever way it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placeholder {
     /// `#{이름}` or `#{name}`: filled from the recipient's `name`.
@@ -20,10 +20,68 @@ impl Placeholder {
     }
 }
 
+/// The two ways to write a placeholder; the service itself knows only `#{…}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// `#{VAR1}`
+    Braces,
+    /// `#<VAR1>`
+    Angles,
+}
+
+impl Spelling {
+    fn of_opener(byte: u8) -> Option<Spelling> {
+        match byte {
+            b'{' => Some(Spelling::Braces),
+            b'<' => Some(Spelling::Angles),
+            _ => None,
+        }
+    }
+
+    fn open(self) -> char {
+        match self {
+            Spelling::Braces => '{',
+            Spelling::Angles => '<',
+        }
+    }
+
+    fn close(self) -> char {
+        match self {
+            Spelling::Braces => '}',
+            Spelling::Angles => '>',
+        }
+    }
+}
+
+/// A placeholder where it appears in the text: what fills it and how it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    placeholder: Placeholder,
+    /// The key between the brackets, as written (`이름`, `name`, `VAR1`).
+    key: String,
+    spelling: Spelling,
+}
+
+impl Slot {
+    pub fn placeholder(&self) -> &Placeholder {
+        &self.placeholder
+    }
+
+    /// The placeholder as the campaign wrote it: `#<VAR1>`, `#{이름}`.
+    pub fn written(&self) -> String {
+        format!("#{}{}{}", self.spelling.open(), self.key, self.spelling.close())
+    }
+
+    /// The placeholder in the service's spelling: `#{VAR1}`.
+    fn for_service(&self) -> String {
+        format!("#{{{}}}", self.key)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Segment {
     Literal(String),
-    Slot(Placeholder),
+    Slot(Slot),
 }
 
 /// A template compiled into literal text and placeholders.
@@ -36,41 +94,156 @@ pub struct Template {
 
 /// A recipient lacks a value the template needs (absent or empty).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("variable #{{{key}}} has no value")]
+#[error("variable {written} has no value")]
 pub struct MissingVariable {
+    /// The key the value is looked up by: `name` for both name spellings, else the variable's key.
     pub key: String,
+    /// The placeholder as the campaign wrote it (`#<VAR1>`, `#{이름}`), for messages to the user.
+    pub written: String,
+}
+
+/// What is wrong with a placeholder that [`Template::parse`] refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceholderProblem {
+    /// `#{VAR1` with no `}` before the next bracket or the end of the line.
+    Unclosed,
+    /// `#{}` or `#<>`.
+    Empty,
+}
+
+/// A malformed placeholder, and where it starts (1-based line and column, counted in characters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct TemplateError {
+    pub problem: PlaceholderProblem,
+    /// The start of the placeholder as written (`#{VAR1`, `#<>`), shortened when long.
+    pub written: String,
+    pub line: usize,
+    pub column: usize,
+    /// Characters before the placeholder, from 0.
+    pub offset: usize,
+    closer: char,
+}
+
+impl TemplateError {
+    fn describe(&self) -> String {
+        let at = format!("at line {}, column {}", self.line, self.column);
+        match self.problem {
+            PlaceholderProblem::Unclosed => format!(
+                "placeholder `{}` {at} is not closed with `{}` (a placeholder is #{{KEY}} or #<KEY> on one line)",
+                self.written, self.closer
+            ),
+            PlaceholderProblem::Empty => format!("placeholder `{}` {at} names no variable", self.written),
+        }
+    }
+}
+
+/// The first malformed placeholder met while scanning, as byte positions into the source.
+struct Malformed {
+    at: usize,
+    key_end: usize,
+    spelling: Spelling,
+    problem: PlaceholderProblem,
+}
+
+impl Malformed {
+    const SHOWN_CHARS: usize = 24;
+
+    fn error(&self, source: &str) -> TemplateError {
+        let before = &source[..self.at];
+        let line_start = before.rfind('\n').map_or(0, |index| index + 1);
+        let written = match self.problem {
+            PlaceholderProblem::Empty => format!("#{}{}", self.spelling.open(), self.spelling.close()),
+            PlaceholderProblem::Unclosed => {
+                let text = &source[self.at..self.key_end];
+                match text.char_indices().nth(Self::SHOWN_CHARS) {
+                    Some((cut, _)) => format!("{}…", &text[..cut]),
+                    None => text.to_string(),
+                }
+            }
+        };
+        TemplateError {
+            problem: self.problem,
+            written,
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
+            offset: before.chars().count(),
+            closer: self.spelling.close(),
+        }
+    }
+}
+
+/// Characters that end a key: brackets of either spelling and line breaks.
+fn ends_key(c: char) -> bool {
+    matches!(c, '{' | '}' | '<' | '>' | '\n' | '\r')
 }
 
 impl Template {
+    /// Compiles any text; a malformed placeholder (`#{VAR1`, `#{}`) stays literal text. The
+    /// sandbox compiles what it receives this way; campaign text goes through [`Template::parse`].
     pub fn compile(source: &str) -> Template {
+        Template::scan(source).0
+    }
+
+    /// Compiles campaign text, refusing an unclosed or empty placeholder: sent literally, it
+    /// would reach every recipient as `#{VAR1`.
+    pub fn parse(source: &str) -> Result<Template, TemplateError> {
+        match Template::scan(source) {
+            (template, None) => Ok(template),
+            (_, Some(malformed)) => Err(malformed.error(source)),
+        }
+    }
+
+    fn scan(source: &str) -> (Template, Option<Malformed>) {
+        let bytes = source.as_bytes();
         let mut segments = Vec::new();
-        let mut literal = String::new();
-        let mut rest = source;
-        while let Some(start) = rest.find("#{") {
-            let after = &rest[start + 2..];
-            match after.find('}') {
-                Some(end) if end > 0 && !after[..end].contains("#{") => {
-                    literal.push_str(&rest[..start]);
-                    if !literal.is_empty() {
-                        segments.push(Segment::Literal(std::mem::take(&mut literal)));
-                    }
-                    let key = &after[..end];
-                    let placeholder = match key {
-                        "이름" | "name" => Placeholder::Name,
-                        other => Placeholder::Var(other.to_string()),
-                    };
-                    segments.push(Segment::Slot(placeholder));
-                    rest = &after[end + 1..];
+        let mut first_malformed = None;
+        let mut literal_start = 0;
+        let mut cursor = 0;
+        while let Some(found) = source[cursor..].find('#') {
+            let at = cursor + found;
+            let Some(spelling) = bytes.get(at + 1).copied().and_then(Spelling::of_opener) else {
+                cursor = at + 1;
+                continue;
+            };
+            let key_start = at + 2;
+            let key_end = source[key_start..]
+                .find(ends_key)
+                .map_or(source.len(), |length| key_start + length);
+            let closed = source[key_end..].starts_with(spelling.close());
+            if closed && key_end > key_start {
+                if literal_start < at {
+                    segments.push(Segment::Literal(source[literal_start..at].to_string()));
                 }
-                _ => {
-                    literal.push_str(&rest[..start + 2]);
-                    rest = after;
-                }
+                let key = &source[key_start..key_end];
+                let placeholder = match key {
+                    "이름" | "name" => Placeholder::Name,
+                    other => Placeholder::Var(other.to_string()),
+                };
+                segments.push(Segment::Slot(Slot {
+                    placeholder,
+                    key: key.to_string(),
+                    spelling,
+                }));
+                cursor = key_end + 1;
+                literal_start = cursor;
+            } else {
+                first_malformed.get_or_insert(Malformed {
+                    at,
+                    key_end,
+                    spelling,
+                    problem: if closed {
+                        PlaceholderProblem::Empty
+                    } else {
+                        PlaceholderProblem::Unclosed
+                    },
+                });
+                // The opener stays literal text; scanning goes on after it.
+                cursor = key_start;
             }
         }
-        literal.push_str(rest);
-        if !literal.is_empty() {
-            segments.push(Segment::Literal(literal));
+        if literal_start < source.len() {
+            segments.push(Segment::Literal(source[literal_start..].to_string()));
         }
         let literal_len = segments
             .iter()
@@ -79,32 +252,56 @@ impl Template {
                 Segment::Slot(_) => 0,
             })
             .sum();
-        Template {
+        let template = Template {
             source: source.to_string(),
             segments,
             literal_len,
-        }
+        };
+        (template, first_malformed)
     }
 
+    /// The text as written.
     pub fn source(&self) -> &str {
         &self.source
     }
 
-    /// The placeholders in order of appearance, each once.
+    /// The text in the service's own spelling, every `#<KEY>` written `#{KEY}`: the service fills
+    /// only that spelling, and a notification's text must equal the registered one.
+    pub fn service_text(&self) -> String {
+        if self.slots().all(|slot| slot.spelling == Spelling::Braces) {
+            return self.source.clone();
+        }
+        let mut text = String::with_capacity(self.source.len());
+        for segment in &self.segments {
+            match segment {
+                Segment::Literal(literal) => text.push_str(literal),
+                Segment::Slot(slot) => text.push_str(&slot.for_service()),
+            }
+        }
+        text
+    }
+
+    /// Every placeholder where it appears, with its spelling.
+    pub fn slots(&self) -> impl Iterator<Item = &Slot> {
+        self.segments.iter().filter_map(|segment| match segment {
+            Segment::Slot(slot) => Some(slot),
+            Segment::Literal(_) => None,
+        })
+    }
+
+    /// The placeholders in order of appearance, each once whatever its spelling.
     pub fn placeholders(&self) -> Vec<&Placeholder> {
         let mut seen: Vec<&Placeholder> = Vec::new();
-        for segment in &self.segments {
-            if let Segment::Slot(placeholder) = segment {
-                if !seen.contains(&placeholder) {
-                    seen.push(placeholder);
-                }
+        for slot in self.slots() {
+            if !seen.contains(&&slot.placeholder) {
+                seen.push(&slot.placeholder);
             }
         }
         seen
     }
 
     pub fn has_placeholders(&self) -> bool {
-        self.segments.iter().any(|segment| matches!(segment, Segment::Slot(_)))
+        self.slots().next().is_some()
     }
 
     /// Fills every placeholder from `source`; an absent or empty value is an error.
@@ -120,8 +317,8 @@ impl Template {
         for segment in &self.segments {
             match segment {
                 Segment::Literal(text) => out.push_str(text),
-                Segment::Slot(placeholder) => {
-                    let value = match placeholder {
+                Segment::Slot(slot) => {
+                    let value = match &slot.placeholder {
                         Placeholder::Name => source.name(),
                         Placeholder::Var(key) => source.var(key),
                     };
@@ -129,7 +326,8 @@ impl Template {
                         Some(value) if !value.is_empty() => out.push_str(value),
                         _ => {
                             return Err(MissingVariable {
-                                key: placeholder.key().to_string(),
+                                key: slot.placeholder.key().to_string(),
+                                written: slot.written(),
                             })
                         }
                     }
@@ -165,6 +363,7 @@ impl Template {
 mod tests {
     use super::*;
     use crate::api::MappingEntry;
+    use proptest::prelude::*;
 
     fn recipient(name: Option<&str>, vars: &[(&str, &str)]) -> MappingEntry {
         MappingEntry {
@@ -183,21 +382,88 @@ mod tests {
     }
 
     #[test]
-    fn missing_or_empty_variable_is_named() {
-        let template = Template::compile("주문 #{VAR1} #{VAR2}");
-        let error = template
-            .render(&recipient(None, &[("VAR1", "x"), ("VAR2", "")]))
-            .unwrap_err();
-        assert_eq!(error.key, "VAR2");
-        let error = Template::compile("#{이름}").render(&recipient(None, &[])).unwrap_err();
-        assert_eq!(error.key, "name");
+    fn angle_brackets_fill_like_braces() {
+        let template = Template::parse("#<이름>님 #<name> 주문 #<VAR1>, #{VAR2}").unwrap();
+        let filled = template
+            .render(&recipient(Some("김민수"), &[("VAR1", "A-1"), ("VAR2", "3")]))
+            .unwrap();
+        assert_eq!(filled, "김민수님 김민수 주문 A-1, 3");
+        assert_eq!(
+            template.placeholders(),
+            [
+                &Placeholder::Name,
+                &Placeholder::Var("VAR1".into()),
+                &Placeholder::Var("VAR2".into())
+            ]
+        );
     }
 
     #[test]
-    fn unclosed_or_empty_braces_stay_literal() {
-        let template = Template::compile("a #{ b #{} c #{VAR1");
+    fn service_text_writes_every_placeholder_in_braces() {
+        let template = Template::parse("#<이름>님, 송장번호: #<VAR1> (#{VAR2}) #name>").unwrap();
+        assert_eq!(template.service_text(), "#{이름}님, 송장번호: #{VAR1} (#{VAR2}) #name>");
+        let braces = "#{이름}님 #{VAR1}";
+        assert_eq!(Template::parse(braces).unwrap().service_text(), braces);
+    }
+
+    #[test]
+    fn missing_or_empty_variable_is_named_as_written() {
+        let template = Template::compile("주문 #{VAR1} #<VAR2>");
+        let error = template
+            .render(&recipient(None, &[("VAR1", "x"), ("VAR2", "")]))
+            .unwrap_err();
+        assert_eq!((error.key.as_str(), error.written.as_str()), ("VAR2", "#<VAR2>"));
+        let error = Template::compile("#{이름}").render(&recipient(None, &[])).unwrap_err();
+        assert_eq!((error.key.as_str(), error.written.as_str()), ("name", "#{이름}"));
+    }
+
+    #[test]
+    fn compile_leaves_unclosed_or_empty_placeholders_literal() {
+        let text = "a #{ b #{} c #<> d #<VAR1 e #{VAR1";
+        let template = Template::compile(text);
         assert!(!template.has_placeholders());
-        assert_eq!(template.render(&recipient(None, &[])).unwrap(), "a #{ b #{} c #{VAR1");
+        assert_eq!(template.render(&recipient(None, &[])).unwrap(), text);
+    }
+
+    #[test]
+    fn parse_names_an_unclosed_placeholder_and_where_it_starts() {
+        let error = Template::parse("주문 #{VAR1 도착").unwrap_err();
+        assert_eq!(error.problem, PlaceholderProblem::Unclosed);
+        assert_eq!((error.line, error.column, error.offset), (1, 4, 3));
+        assert_eq!(error.written, "#{VAR1 도착");
+        let error = Template::parse("첫 줄\n둘째 #<VAR1\n셋째 #<VAR2>").unwrap_err();
+        assert_eq!((error.line, error.column, error.offset), (2, 4, 7));
+        assert_eq!(error.written, "#<VAR1");
+        assert!(error.to_string().contains("line 2, column 4"), "{error}");
+        assert!(error.to_string().contains('>'), "names the closer: {error}");
+    }
+
+    #[test]
+    fn parse_refuses_an_opener_closed_by_the_other_spelling() {
+        for text in ["#{VAR1>", "#<VAR1}", "#{VAR1 #{VAR2}"] {
+            let error = Template::parse(text).unwrap_err();
+            assert_eq!(
+                (error.problem, error.column),
+                (PlaceholderProblem::Unclosed, 1),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_names_an_empty_placeholder_in_either_spelling() {
+        for (text, written, column) in [("안녕 #{} 님", "#{}", 4), ("#<>", "#<>", 1)] {
+            let error = Template::parse(text).unwrap_err();
+            assert_eq!(error.problem, PlaceholderProblem::Empty, "{text}");
+            assert_eq!((error.written.as_str(), error.column), (written, column), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_long_unclosed_placeholder_is_shortened() {
+        let error = Template::parse(&format!("#<{}", "가".repeat(100))).unwrap_err();
+        assert_eq!(error.written.chars().count(), Malformed::SHOWN_CHARS + 1);
+        assert!(error.written.ends_with('…'));
     }
 
     #[test]
@@ -207,5 +473,82 @@ mod tests {
         assert!(template.matches_filled("#{이름}님, 송장 #{VAR1} 발송"));
         assert!(!template.matches_filled("김님, 송장  발송x"));
         assert!(!template.matches_filled("님, 송장 123 발송"));
+    }
+
+    /// Text rich in the characters placeholders are made of.
+    fn bracket_soup() -> impl Strategy<Value = String> {
+        proptest::string::string_regex("[#{}<>a-zA-Z0-9이름 \n\r_😀]{0,60}").expect("valid regex")
+    }
+
+    /// A key a placeholder may hold: never a bracket or a line break.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("name".to_string()),
+            Just("이름".to_string()),
+            "VAR[0-9]{1,2}",
+            "[a-zA-Z가-힣 _#.-]{1,8}",
+        ]
+    }
+
+    /// Literal text between placeholders: no `#`, so it can never open one.
+    fn literal() -> impl Strategy<Value = String> {
+        "[a-zA-Z0-9가-힣 ,.!()\n{}<>😀-]{0,12}"
+    }
+
+    struct Everyone;
+
+    impl VariableSource for Everyone {
+        fn name(&self) -> Option<&str> {
+            Some("김민수")
+        }
+        fn var(&self, key: &str) -> Option<&str> {
+            Some(if key.len() % 2 == 0 { "짝" } else { "odd" })
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn compile_parse_and_render_never_panic(text in prop_oneof![any::<String>(), bracket_soup()]) {
+            let template = Template::compile(&text);
+            let _ = template.render(&Everyone);
+            let _ = template.render(&recipient(None, &[]));
+            let _ = template.service_text();
+            let _ = template.matches_filled(&text);
+            if let Err(error) = Template::parse(&text) {
+                prop_assert!(error.line >= 1 && error.column >= 1);
+                prop_assert!(error.offset <= text.chars().count());
+            }
+        }
+
+        #[test]
+        fn without_placeholders_render_is_the_identity(text in prop_oneof![any::<String>(), bracket_soup()]) {
+            let text = text.replace("#{", "# {").replace("#<", "# <");
+            let template = Template::parse(&text).expect("nothing opens a placeholder");
+            prop_assert!(!template.has_placeholders());
+            prop_assert_eq!(template.render(&recipient(None, &[])).unwrap(), text.clone());
+            prop_assert_eq!(template.service_text(), text);
+        }
+
+        #[test]
+        fn braces_and_angles_render_alike(
+            parts in proptest::collection::vec((literal(), key(), any::<bool>()), 0..6),
+            tail in literal(),
+        ) {
+            let mut mixed = String::new();
+            let mut braces = String::new();
+            for (literal, key, angles) in &parts {
+                mixed.push_str(literal);
+                braces.push_str(literal);
+                mixed.push_str(&if *angles { format!("#<{key}>") } else { format!("#{{{key}}}") });
+                braces.push_str(&format!("#{{{key}}}"));
+            }
+            mixed.push_str(&tail);
+            braces.push_str(&tail);
+            let mixed = Template::parse(&mixed).expect("well-formed placeholders");
+            let braces = Template::parse(&braces).expect("well-formed placeholders");
+            prop_assert_eq!(mixed.render(&Everyone).unwrap(), braces.render(&Everyone).unwrap());
+            prop_assert_eq!(mixed.placeholders(), braces.placeholders());
+            prop_assert_eq!(mixed.service_text(), braces.source());
+        }
     }
 }

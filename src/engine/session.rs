@@ -167,7 +167,9 @@ impl Session {
                 let config = ClientConfig::new(handle.base_url(), handle.gateway_url(), key, id);
                 (config, Some(handle))
             }
-            Endpoint::Urls { base_url, gateway_url } => {
+            Endpoint::Urls {
+                base_url, gateway_url, ..
+            } => {
                 let credentials = &campaign.credentials;
                 let mut config = ClientConfig::new(
                     base_url.clone(),
