@@ -233,3 +233,23 @@ fn the_environment_allows_plain_http_for_the_management_commands() {
     allowed.env("MSGBATCH_INSECURE_HTTP", "1");
     exec(allowed, &["category"]).expect_code(0, "allowed by MSGBATCH_INSECURE_HTTP=1");
 }
+
+#[test]
+fn a_campaign_allows_plain_http_with_insecure_http() {
+    let sandbox = SandboxProcess::start();
+    let port = sandbox.addr.rsplit(':').next().unwrap();
+    // 0.0.0.0 is not a loopback address, but Linux connects it to this machine: no traffic leaves.
+    let any = format!("http://0.0.0.0:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    key_file(dir.path(), "key", DEMO_KEY, 0o600);
+    let refused = sms_campaign(dir.path(), &urls(&any), "api_key_file = \"key\"");
+    let outcome = run(dir.path(), &refused).expect_code(2, "plain http to a host that is not loopback");
+    assert!(outcome.stderr.contains("insecure_http"), "{}", outcome.show());
+    assert_eq!(sandbox.sent().total, 0);
+
+    let allowed_endpoint =
+        format!("{{ base_url = \"{any}/standard\", gateway_url = \"{any}/gateway\", insecure_http = true }}");
+    let allowed = sms_campaign(dir.path(), &allowed_endpoint, "api_key_file = \"key\"");
+    run(dir.path(), &allowed).expect_code(0, "allowed by endpoint.insecure_http");
+    assert!(sandbox.sent().total > 0);
+}

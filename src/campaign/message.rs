@@ -6,7 +6,7 @@ use crate::api::standard::{
     AlimTalkRequest, BrandButton, BrandRequest, ChatBubbleType, SendType, Targeting, TextMessageRequest,
 };
 use crate::api::{GatewayNumberEntry, MappingEntry, NumberEntry, Variables};
-use crate::prepare::Recipient;
+use crate::plan::Recipient;
 use crate::template::Template;
 
 /// The message of a validated campaign: each kind carries exactly what it sends.

@@ -172,9 +172,9 @@ variables = { VAR1 = "order_no" }
 
 const ORDER_SHIPPED: &str = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}";
 
-fn recipients(lane: Lane) -> Vec<crate::prepare::Recipient> {
+fn recipients(lane: Lane) -> Vec<crate::plan::Recipient> {
     (1..=2)
-        .map(|row| crate::prepare::Recipient {
+        .map(|row| crate::plan::Recipient {
             row,
             phone: format!("0101234000{row}"),
             name: Some(format!("고객{row}")),

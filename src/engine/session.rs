@@ -127,11 +127,15 @@ fn connect_client(config: ClientConfig, how_to_allow_http: &str) -> Result<Clien
     })
 }
 
-/// Whether the campaign allows plain `http://` to a host that is not loopback. The campaign
-/// setting `endpoint.insecure_http` is being added in `src/campaign/` on another branch; until
-/// it is connected here, no campaign allows it.
-fn campaign_allows_insecure_http(_campaign: &Campaign) -> bool {
-    false
+/// Whether the campaign allows plain `http://` to a host that is not loopback (`endpoint.insecure_http = true`).
+fn campaign_allows_insecure_http(campaign: &Campaign) -> bool {
+    matches!(
+        campaign.endpoint,
+        Endpoint::Urls {
+            insecure_http: true,
+            ..
+        }
+    )
 }
 
 /// The service connection of a run, and the in-process sandbox behind it when the endpoint is `sandbox`.

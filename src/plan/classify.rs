@@ -180,7 +180,7 @@ impl Classifier {
                     return self.reject(
                         RejectReason::VariableMissing,
                         &column,
-                        format!("#{{{}}} has no value", missing.key),
+                        format!("{} has no value", missing.written),
                     );
                 }
                 match self.lanes.lane(buffer) {
