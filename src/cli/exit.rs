@@ -44,7 +44,8 @@ impl From<Exit> for ExitCode {
 
 /// Errors that mean "not fit to start": nothing was sent because of them.
 fn is_refusal(cause: &(dyn std::error::Error + 'static)) -> bool {
-    use crate::engine::checkpoint::{CheckpointError, Mismatch};
+    use crate::engine::checkpoint::CheckpointError;
+    use crate::engine::known::Mismatch;
     use crate::input::InputError;
     use crate::plan::PlanError;
     cause.downcast_ref::<crate::engine::Refusal>().is_some()

@@ -4,7 +4,8 @@
 //! recipient digest). Until every known chunk has been checked, the chunks to send are held back,
 //! so that a mismatch found late in the input refuses the resume before anything is sent.
 
-use super::checkpoint::{ChunkKey, ChunkRecord, ChunkState, KnownChunks, Mismatch};
+use super::checkpoint::{ChunkKey, ChunkRecord, ChunkState};
+use super::known::{KnownChunks, Mismatch};
 use crate::campaign::Lane;
 use crate::plan::{self, ChunkIdentity, Fate, PlanError, PlannedRow, Recipient};
 use std::collections::{BTreeMap, HashMap};

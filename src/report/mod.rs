@@ -12,7 +12,8 @@ pub use row::{ChargeState, Outcome, ReportRow};
 
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
-use crate::engine::checkpoint::{Checkpoint, ChunkKey, KnownChunks, RecipientResult, RunMeta};
+use crate::engine::checkpoint::{Checkpoint, ChunkKey, RecipientResult, RunMeta};
+use crate::engine::known::KnownChunks;
 use crate::engine::{self, Refusal, CHECKPOINT_DIR};
 use crate::plan::{self, ChunkIdentity, Fate, PlannedRow, Recipient};
 use anyhow::{Context, Result};

@@ -1,0 +1,135 @@
+//! The run directory: where a run goes, how it is taken (never from something else), fingerprints of what decides the rows, and the check that they did not change.
+
+use super::checkpoint::{self, Checkpoint, RunMeta};
+use super::{Refusal, CHECKPOINT_DIR, REJECTS_FILE};
+use crate::campaign::Campaign;
+use crate::files;
+use anyhow::{bail, Context, Result};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Hex digest of a file's bytes (xxh3-128): enough to notice any change.
+pub(super) fn fingerprint_file(path: &Path) -> Result<String> {
+    let mut file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let read = file
+            .read(&mut buffer)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
+    Ok(format!("{:032x}", hasher.digest128()))
+}
+
+/// Fingerprint of everything that decides what is sent, other than the recipients file: the
+/// campaign file, its message text (which may come from `text_file`) and the suppression list.
+pub(super) fn campaign_fingerprint(campaign: &Campaign) -> Result<String> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(fingerprint_file(&campaign.file)?.as_bytes());
+    hasher.update(campaign.message_text().unwrap_or("").as_bytes());
+    if let Some(path) = &campaign.recipients.suppression {
+        hasher.update(fingerprint_file(path)?.as_bytes());
+    }
+    Ok(format!("{:032x}", hasher.digest128()))
+}
+
+pub(super) fn default_run_dir(campaign: &Campaign) -> PathBuf {
+    let stamp = chrono::Utc::now()
+        .with_timezone(&crate::campaign::quiet::kst())
+        .format("%Y%m%d-%H%M%S");
+    let safe: String = campaign
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    PathBuf::from("runs").join(format!("{safe}-{stamp}"))
+}
+
+/// Takes a run directory for a new run: a new folder (created owner-only), an existing empty
+/// one (its mode left as it is), or one whose earlier run stopped before it recorded anything to
+/// send (killed while reading its input). Answers whether the folder was created here.
+pub(super) fn claim_run_dir(run_dir: &Path) -> Result<bool> {
+    let checkpoint_dir = run_dir.join(CHECKPOINT_DIR);
+    if checkpoint_dir.exists() {
+        let recorded = Checkpoint::open(&checkpoint_dir, false)?.meta()?.is_some();
+        if recorded {
+            bail!(Refusal(format!(
+                "{} already holds a run: continue it with `msgbatch resume {}` or choose another --out",
+                run_dir.display(),
+                run_dir.display()
+            )));
+        }
+        release_run_dir(run_dir, false);
+    }
+    match std::fs::read_dir(run_dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(Refusal(format!(
+                    "{} exists and is not a run directory: choose a new or empty --out",
+                    run_dir.display()
+                )));
+            }
+            Ok(false)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            files::create_private_dir(run_dir)
+                .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+            Ok(true)
+        }
+        Err(error) => Err(error).with_context(|| format!("cannot use run directory {}", run_dir.display())),
+    }
+}
+
+/// Undoes a run directory whose run refused to start before sending: so that no dead run is left
+/// that neither `run` nor `resume` would take.
+pub(super) fn release_run_dir(run_dir: &Path, created: bool) {
+    if created {
+        let _ = std::fs::remove_dir_all(run_dir);
+        return;
+    }
+    for name in [REJECTS_FILE, "campaign.toml", CHECKPOINT_DIR] {
+        let path = run_dir.join(name);
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+    }
+}
+
+/// Refuses a campaign whose file, message text, suppression list, input or chunking changed
+/// since the run started: the chunks and rows of the checkpoint would no longer be the same.
+pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
+    if meta.format != checkpoint::FORMAT_VERSION {
+        bail!(Refusal(format!(
+            "this run's checkpoint has layout {} and this msgbatch reads layout {}: finish it with the release that started it",
+            meta.format,
+            checkpoint::FORMAT_VERSION
+        )));
+    }
+    if campaign_fingerprint(campaign)? != meta.campaign_fingerprint {
+        bail!(Refusal(format!(
+            "the campaign changed since this run started ({}, its message text or its suppression list): refusing to resume; start a new run",
+            meta.campaign_file.display()
+        )));
+    }
+    let input = std::fs::canonicalize(&campaign.recipients.path).unwrap_or(campaign.recipients.path.clone());
+    if input != meta.input_file || fingerprint_file(&campaign.recipients.path)? != meta.input_fingerprint {
+        bail!(Refusal(format!(
+            "the recipients file changed since this run started ({}): refusing to resume; start a new run",
+            meta.input_file.display()
+        )));
+    }
+    if campaign.send.chunk_size != meta.chunk_size {
+        bail!(Refusal(
+            "chunk_size changed since this run started: refusing to resume".into()
+        ));
+    }
+    Ok(())
+}
