@@ -1294,3 +1294,53 @@ fn ctrl_c_during_a_rate_limit_wait_sends_no_further_chunk() {
     );
     assert_eq!((audit.status.sent, audit.status.pending), (10, 20));
 }
+
+#[test]
+fn status_shows_a_running_campaign_live_and_watch_follows_it_to_the_end() {
+    // 100 ms per request, one in flight, 20 chunks: the run lasts two seconds or more.
+    let fx = Fixture::new(Setup::new(200, 10, 1), Some("latency_ms = 100"));
+    let mut run = fx.start_run(None);
+    run.stderr
+        .wait_for("`run directory`", |line| line.starts_with("run directory"));
+    let balanced = |snapshot: &serde_json::Value| {
+        let n = |key: &str| snapshot[key].as_u64().unwrap_or(0);
+        n("rows")
+            == n("rejected")
+                + n("duplicates")
+                + n("suppressed")
+                + n("sent")
+                + n("uncertain")
+                + n("pending")
+                + n("sending")
+    };
+
+    let mut watch = fx.command(&["status"]);
+    watch.arg(&fx.run_dir).args(["--watch", "--json"]);
+    let watched = Running::spawn(watch, "msgbatch status --watch --json").finish();
+    watched.expect_code(0);
+    let snapshots: Vec<serde_json::Value> = watched
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("a JSON line ({e}): {line}")))
+        .collect();
+    let live: Vec<&serde_json::Value> = snapshots.iter().filter(|s| s["live"] == true).collect();
+    assert!(
+        !live.is_empty(),
+        "the run was watched while it went: {}",
+        watched.stdout
+    );
+    for snapshot in live.iter().filter(|s| s["reading_input"].is_null()) {
+        assert!(balanced(snapshot), "every live snapshot balances: {snapshot}");
+        assert_eq!(snapshot["complete"], false, "{snapshot}");
+    }
+    let last = snapshots.last().expect("a last line");
+    assert_ne!(last["live"], true, "watch ends when the run does: {last}");
+    assert_eq!(
+        (last["sent"].as_u64(), last["complete"].as_bool()),
+        (Some(200), Some(true)),
+        "{last}"
+    );
+    let sent: Vec<u64> = live.iter().filter_map(|s| s["sent"].as_u64()).collect();
+    assert!(sent.windows(2).all(|w| w[0] <= w[1]), "sent only grows: {sent:?}");
+    run.finish().expect_code(0);
+}

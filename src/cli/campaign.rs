@@ -182,7 +182,7 @@ fn finish(report: RunReport, json: bool) -> Result<Exit> {
     if json {
         output::json(&report)?;
     } else {
-        print_status(&report.status);
+        println!("{}", status_lines(&report.status));
         match &report.end {
             RunEnd::Complete => {}
             RunEnd::Stopped => eprintln!("stopped: chunks not yet sent are pending"),
@@ -239,43 +239,82 @@ fn next_steps(report: &RunReport) -> Vec<String> {
     steps
 }
 
-fn print_status(status: &Status) {
-    println!("{}", status.equation());
+/// The accounting equation, the sent rows' codes and each lane, one per line.
+fn status_lines(status: &Status) -> String {
+    let mut lines = Vec::new();
+    lines.push(status.equation());
     if status.sent > 0 {
         let codes: Vec<String> = status.statuses.iter().map(|(code, n)| format!("{code} {n}")).collect();
-        println!(
+        lines.push(format!(
             "  sent: accepted {}, not accepted {} ({})",
             status.accepted,
             status.not_accepted,
             codes.join(", ")
-        );
+        ));
     }
     for (lane, detail) in &status.lanes {
-        println!(
-            "  {:<9}valid {}, sent {}, uncertain {}, pending {} ({} of {} chunks done)",
+        lines.push(format!(
+            "  {:<9}valid {}, sent {}, uncertain {}, pending {}{} ({} of {} chunks done)",
             lane.as_str(),
             detail.valid,
             detail.sent,
             detail.uncertain,
             detail.pending,
+            if detail.sending > 0 {
+                format!(", sending {}", detail.sending)
+            } else {
+                String::new()
+            },
             detail.chunks_done,
             detail.chunks
-        );
+        ));
+    }
+    lines.join("\n")
+}
+
+pub async fn status(run_dir: &Path, watch: bool, json: bool) -> Result<Exit> {
+    let mut last: Option<String> = None;
+    loop {
+        let seen = engine::look(run_dir)?;
+        let line = match &seen {
+            Some(snapshot) if json => serde_json::to_string(snapshot)?,
+            Some(snapshot) => status_text(run_dir, snapshot),
+            None if json => serde_json::json!({ "live": true, "reading_input": true }).to_string(),
+            None => "the run is starting: it is reading its input".to_string(),
+        };
+        if last.as_deref() != Some(&line) {
+            println!("{line}");
+            last = Some(line);
+        }
+        let running = seen.as_ref().is_none_or(|snapshot| snapshot.live);
+        if !watch || !running {
+            return Ok(Exit::Done);
+        }
+        tokio::time::sleep(engine::status::SNAPSHOT_EVERY).await;
     }
 }
 
-pub fn status(run_dir: &Path, json: bool) -> Result<Exit> {
-    let status = engine::status(run_dir)?;
-    if json {
-        output::json(&status)?;
-    } else {
-        println!("campaign {} ({})", status.campaign.display(), status.kind);
-        print_status(&status);
-        if !status.complete || status.uncertain > 0 {
-            println!("resume with: {}", engine::resume_command(run_dir));
-        }
+/// A status for people: the campaign, whether it is running, the accounting and the lanes.
+fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
+    let status = &snapshot.status;
+    let mut text = format!("campaign {} ({})", status.campaign.display(), status.kind);
+    if snapshot.live {
+        let updated_at = snapshot.updated_at.clone().unwrap_or_default();
+        let at = chrono::DateTime::parse_from_rfc3339(&updated_at)
+            .map(|t| {
+                t.with_timezone(&crate::campaign::quiet::kst())
+                    .format("%H:%M:%S KST")
+                    .to_string()
+            })
+            .unwrap_or(updated_at);
+        text.push_str(&format!("\nrunning: live figures as of {at}"));
     }
-    Ok(Exit::Done)
+    text.push('\n');
+    text.push_str(&status_lines(status));
+    if !snapshot.live && !status.complete {
+        text.push_str(&format!("\nresume with: {}", engine::resume_command(run_dir)));
+    }
+    text
 }
 
 pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<Exit> {

@@ -104,9 +104,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Where every row of a run stands, from its checkpoint.
+    /// Where every row of a run stands: from its checkpoint, or live while the run is going.
     Status {
         run_dir: PathBuf,
+        /// Follow a running campaign, printing each change, until it ends.
+        #[arg(long)]
+        watch: bool,
         #[arg(long)]
         json: bool,
     },
@@ -360,7 +363,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             )
             .await
         }
-        Command::Status { run_dir, json } => campaign::status(&run_dir, json),
+        Command::Status { run_dir, watch, json } => campaign::status(&run_dir, watch, json).await,
         Command::Report { run_dir, out, json } => campaign::report(&run_dir, out.as_deref(), json),
         Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
         Command::Retry {

@@ -16,6 +16,8 @@ pub(super) struct Chunk {
     pub key: ChunkKey,
     pub identity: ChunkIdentity,
     pub recipients: Vec<Recipient>,
+    /// Marked in flight by an earlier process and sent again (`--resend-uncertain`).
+    pub was_uncertain: bool,
 }
 
 /// Why the feed stopped early.
@@ -79,6 +81,7 @@ impl plan::Visitor for Feed {
             key,
             identity,
             recipients,
+            was_uncertain: state == Some(ChunkState::InFlight),
         })
     }
 }

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch, Semaphore};
 use writer::{writer_loop, Write};
 
-pub use status::{status, status_of, LaneStatus, Status};
+pub use status::{look, status, status_of, LaneStatus, Snapshot, Status};
 
 /// Folder names inside a run directory.
 pub const CHECKPOINT_DIR: &str = "checkpoint";
@@ -304,6 +304,13 @@ async fn send_all(
         eprintln!("{uncertain_before} recipient(s) in chunks that may or may not have been sent: {action}");
     }
 
+    let live = status::Live::new(status_of(&checkpoint, meta)?);
+    if let Err(error) = live.write(&run_dir, true) {
+        eprintln!(
+            "warning: cannot write the live status {}: {error}",
+            status::SNAPSHOT_FILE
+        );
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     let ctrl_c = tokio::spawn({
         let quiet = options.quiet;
@@ -325,6 +332,7 @@ async fn send_all(
         if !schedule::wait_until(start, options.quiet, &mut stop_rx.clone()).await {
             ctrl_c.abort();
             let status = status_of(&checkpoint, meta)?;
+            let _ = status::write_snapshot(&run_dir, &status, false);
             let end = RunEnd::Stopped;
             return Ok((
                 RunReport {
@@ -352,6 +360,19 @@ async fn send_all(
         stop: stop_rx.clone(),
         progress: Progress::new("send", "recipients", Some(to_send), options.quiet),
         uncertain: AtomicU64::new(0),
+        live,
+    });
+    // `status` from another terminal reads this snapshot while the run holds the checkpoint.
+    let snapshots = tokio::spawn({
+        let shared = shared.clone();
+        let run_dir = run_dir.clone();
+        async move {
+            let mut every = tokio::time::interval(status::SNAPSHOT_EVERY);
+            loop {
+                every.tick().await;
+                let _ = shared.live.write(&run_dir, true);
+            }
+        }
     });
 
     let concurrency = campaign.send.concurrency;
@@ -405,6 +426,8 @@ async fn send_all(
     }
     let produced = producer.await.map_err(|e| anyhow!("reader task: {e}"))?;
     ctrl_c.abort();
+    snapshots.abort();
+    let _ = snapshots.await;
     shared.progress.finish();
     let stopped = *stop_rx.borrow();
     let shared = Arc::try_unwrap(shared).map_err(|_| anyhow!("sender tasks outlived the run"))?;
@@ -422,6 +445,9 @@ async fn send_all(
         (None, Ok(())) => RunEnd::Complete,
     };
     let status = status_of(&checkpoint, meta)?;
+    if let Err(error) = status::write_snapshot(&run_dir, &status, false) {
+        eprintln!("warning: cannot write {}: {error}", status::SNAPSHOT_FILE);
+    }
     Ok((
         RunReport {
             run_dir,

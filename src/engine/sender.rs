@@ -6,6 +6,7 @@
 use super::checkpoint::{ChunkKey, ChunkRecord, ChunkState};
 use super::feed::Chunk;
 use super::progress::Progress;
+use super::status::Live;
 use super::writer::Write;
 use super::{pace, until_stopped, wire};
 use crate::campaign::Campaign;
@@ -25,6 +26,7 @@ pub(super) struct Shared {
     pub stop: watch::Receiver<bool>,
     pub progress: Progress,
     pub uncertain: AtomicU64,
+    pub live: Live,
 }
 
 impl Shared {
@@ -96,6 +98,7 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
         }
         Err(_) => return,
     }
+    shared.live.marked(chunk.key.lane, count, chunk.was_uncertain);
     failpoint::reached("after-in-flight");
     let mut attempts = 0;
     loop {
@@ -104,11 +107,14 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
             Ok(answer) => {
                 failpoint::reached("after-response");
                 let write = match wire::results(&answer, &chunk.recipients) {
-                    Ok((results, send_group_id)) => Write::Complete {
-                        key: chunk.key,
-                        record: record(ChunkState::Done, attempts, send_group_id, None),
-                        results,
-                    },
+                    Ok((results, send_group_id)) => {
+                        shared.live.answered(chunk.key.lane, &results);
+                        Write::Complete {
+                            key: chunk.key,
+                            record: record(ChunkState::Done, attempts, send_group_id, None),
+                            results,
+                        }
+                    }
                     Err(why) => uncertain(
                         &shared,
                         chunk.key,
@@ -129,12 +135,14 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => continue,
                     _ = until_stopped(&mut stop) => {
+                        shared.live.released(chunk.key.lane, count);
                         let _ = shared.writer.send(Write::Release { key: chunk.key });
                         return;
                     }
                 }
             }
             AfterFailure::Release { refused } => {
+                shared.live.released(chunk.key.lane, count);
                 let _ = shared.writer.send(Write::Release { key: chunk.key });
                 let why = if refused { "refused" } else { "gave up" };
                 return shared.fail(format!(
@@ -155,6 +163,7 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
 /// Leaves a chunk marked in flight, with the reason it may or may not have been taken.
 fn uncertain(shared: &Shared, key: ChunkKey, count: u64, record: ChunkRecord) -> Write {
     shared.uncertain.fetch_add(count, Ordering::Relaxed);
+    shared.live.uncertain(key.lane, count);
     let why = record.note.as_deref().unwrap_or("no reason recorded");
     shared
         .progress
