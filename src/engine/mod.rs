@@ -122,6 +122,18 @@ pub fn check_quiet_hours(
     }
 }
 
+/// Whether the campaign may start when asked (now, or at `--start-at`): a start time in the past
+/// and a start inside quiet hours under `enforce` are refused.
+fn check_start(campaign: &Campaign, options: &RunOptions) -> Result<()> {
+    let start_at = options
+        .start_at
+        .map(schedule::check_start)
+        .transpose()
+        .map_err(Refusal)?;
+    // Warnings go to stderr even with --json: stdout carries the JSON, and a warning must not vanish.
+    check_quiet_hours(campaign, start_at, |text| eprintln!("{text}"))
+}
+
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.
 pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result<Scan> {
     validate_with(campaign, rejects_path, quiet, |_| {})
@@ -152,13 +164,7 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
             eprintln!("{text}");
         }
     };
-    let start_at = options
-        .start_at
-        .map(schedule::check_start)
-        .transpose()
-        .map_err(Refusal)?;
-    // Warnings go to stderr even with --json: stdout carries the JSON, and a warning must not vanish.
-    check_quiet_hours(&campaign, start_at, |text| eprintln!("{text}"))?;
+    check_start(&campaign, &options)?;
     let run_dir = options
         .out
         .clone()
@@ -238,12 +244,7 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
     })?;
     let campaign = Campaign::load(&meta.campaign_file)?;
     verify_unchanged(&campaign, &meta)?;
-    let start_at = options
-        .start_at
-        .map(schedule::check_start)
-        .transpose()
-        .map_err(Refusal)?;
-    check_quiet_hours(&campaign, start_at, |text| eprintln!("{text}"))?;
+    check_start(&campaign, &options)?;
     let session = Session::connect(&campaign).await?;
     let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
     Ok(report)
