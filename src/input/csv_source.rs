@@ -324,16 +324,9 @@ impl RowSource for CsvRows {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::spec;
     use super::*;
     use std::io::Write;
-
-    fn spec() -> ColumnSpec {
-        ColumnSpec {
-            phone: "phone".into(),
-            name: Some("name".into()),
-            vars: vec!["order".into()],
-        }
-    }
 
     fn open_bytes(
         bytes: &[u8],

@@ -219,10 +219,11 @@ fn locate(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn spec() -> ColumnSpec {
+    /// The columns the readers' unit tests map.
+    pub(crate) fn spec() -> ColumnSpec {
         ColumnSpec {
             phone: "phone".into(),
             name: Some("name".into()),
