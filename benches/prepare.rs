@@ -30,7 +30,7 @@ fn rows(offset: usize) -> Vec<RawRow> {
                     "김민수".into()
                 }),
                 vars: vec![Some(format!("C{:04}", n % 1000))],
-                undecodable: None,
+                unreadable: None,
             }
         })
         .collect()

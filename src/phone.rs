@@ -311,3 +311,64 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod normalize_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Spellings people and spreadsheets give numbers: prefixes, separators, lost zeros, junk.
+    fn spelling() -> impl Strategy<Value = String> {
+        let digits = prop::collection::vec(0u8..10, 0..16);
+        let separators = prop::collection::vec(prop::sample::select(vec!["", "", "-", ".", " ", "(", ")"]), 16);
+        let prefix = prop::sample::select(vec!["", "+", "+82 ", "82-", "0", "010", "+82 010", "8201"]);
+        (prefix, digits, separators).prop_map(|(prefix, digits, separators)| {
+            let mut out = prefix.to_string();
+            for (digit, separator) in digits.iter().zip(separators) {
+                out.push(char::from(b'0' + digit));
+                out.push_str(separator);
+            }
+            out
+        })
+    }
+
+    fn check(raw: &str) -> Result<(), TestCaseError> {
+        if let Ok(number) = normalize(raw) {
+            prop_assert!(is_mobile(&number), "{raw:?} gave {number:?}");
+            prop_assert_eq!(normalize(&number), Ok(number.clone()), "idempotent for {:?}", raw);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_normalises_to_a_mobile_number_or_an_error(raw in any::<String>()) {
+            check(&raw)?;
+        }
+
+        #[test]
+        fn number_spellings_normalise_to_a_mobile_number_or_an_error(raw in spelling()) {
+            check(&raw)?;
+        }
+
+        #[test]
+        fn every_spelling_of_a_mobile_number_gives_that_number(
+            third in prop::sample::select(vec![b'0', b'1', b'6', b'7', b'8', b'9']),
+            rest in prop::collection::vec(0u8..10, 8),
+            style in 0usize..6,
+        ) {
+            let rest: String = rest.iter().map(|d| char::from(b'0' + d)).collect();
+            let number = format!("01{}{rest}", char::from(third));
+            let national = &number[1..];
+            let spelled = match style {
+                0 => number.clone(),
+                1 => format!("{}-{}-{}", &number[..3], &number[3..7], &number[7..]),
+                2 => format!("+82 {national}"),
+                3 => format!("82-{national}"),
+                4 => national.to_string(),
+                _ => format!("+82 {number}"),
+            };
+            prop_assert_eq!(normalize(&spelled), Ok(number));
+        }
+    }
+}

@@ -125,10 +125,53 @@ mod tests {
         assert_eq!(TextLane::for_bytes(2_001), None);
     }
 
+    /// Characters code page 949 encodes: ASCII, Hangul syllables and jamo, Hanja, Latin-1,
+    /// Greek, Cyrillic, kana, box drawing and symbols, picked from the decoder's own output.
+    fn encodable_char() -> impl Strategy<Value = char> {
+        (0x81u8..=0xFE, 0x41u8..=0xFE, any::<u8>()).prop_filter_map("not a CP949 pair", |(lead, trail, ascii)| {
+            if ascii < 0x80 && ascii % 3 == 0 {
+                return Some(char::from(ascii));
+            }
+            let pair = [lead, trail];
+            let (text, malformed) = EUC_KR.decode_without_bom_handling(&pair);
+            let mut chars = text.chars();
+            match (malformed, chars.next(), chars.next()) {
+                (false, Some(character), None) => Some(character),
+                _ => None,
+            }
+        })
+    }
+
     proptest! {
         #[test]
         fn fast_path_matches_the_encoder(text in "[a-z가-힣 0-9]{0,300}") {
             prop_assert_eq!(euc_kr_len(&text), euc_kr_len_encoded(&text));
+        }
+
+        #[test]
+        fn length_matches_the_encoder_for_any_text(text in any::<String>()) {
+            let (bytes, _, had_errors) = EUC_KR.encode(&text);
+            match euc_kr_len(&text) {
+                Ok(length) => {
+                    prop_assert!(!had_errors);
+                    prop_assert_eq!(length, bytes.len());
+                }
+                Err(error) => {
+                    prop_assert!(had_errors);
+                    let (_, _, alone_has_errors) = EUC_KR.encode(error.character.encode_utf8(&mut [0; 4]));
+                    prop_assert!(alone_has_errors, "{:?} is the character that cannot be encoded", error.character);
+                    prop_assert_eq!(text.chars().nth(error.position), Some(error.character));
+                }
+            }
+        }
+
+        #[test]
+        fn length_matches_the_encoder_for_text_it_can_encode(
+            text in prop::collection::vec(encodable_char(), 0..400).prop_map(String::from_iter)
+        ) {
+            let (bytes, _, had_errors) = EUC_KR.encode(&text);
+            prop_assert!(!had_errors, "{:?}", text);
+            prop_assert_eq!(euc_kr_len(&text), Ok(bytes.len()));
         }
 
         #[test]

@@ -51,13 +51,15 @@ fn is_refusal(cause: &(dyn std::error::Error + 'static)) -> bool {
     cause.downcast_ref::<crate::engine::Refusal>().is_some()
         || cause.downcast_ref::<crate::campaign::CampaignError>().is_some()
         || cause.downcast_ref::<Mismatch>().is_some()
+        // Every input error refuses the file (missing, unreadable type, unbalanced quote, ...)
+        // except an I/O failure part-way through a file that was fine to start with.
         || matches!(
             cause.downcast_ref::<InputError>(),
-            Some(InputError::MissingColumn { .. })
+            Some(error) if !matches!(error, InputError::Read { .. })
         )
         || matches!(
             cause.downcast_ref::<PlanError>(),
-            Some(PlanError::Input(InputError::MissingColumn { .. }))
+            Some(PlanError::Input(error)) if !matches!(error, InputError::Read { .. })
         )
         || matches!(
             cause.downcast_ref::<CheckpointError>(),

@@ -1,7 +1,16 @@
 //! CSV recipients streamed with the csv crate: UTF-8 with or without BOM, or CP949, detected or declared.
+//!
+//! Every record becomes one row. A record with more or fewer fields than the header is `Ragged`;
+//! a mapped field that is not text (invalid bytes, a NUL) is `NotText`; a field over the cap is
+//! `FieldTooLarge`. A record the lenient csv crate reads across line breaks is checked against
+//! its raw bytes, and a quote that is never closed, or closes in the middle of a later line,
+//! refuses the file naming the row and column where it opened: otherwise the lines it takes in
+//! would silently be one field instead of rows.
 
 use super::decode::Cp949Reader;
-use super::{locate, ColumnSpec, InputError, RawRow, RowSource};
+use super::raw_record::{self, QuoteFault};
+use super::record_window::{RecordWindow, CHUNK_BYTES};
+use super::{locate, text_problem, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::Encoding;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -10,15 +19,21 @@ use std::path::{Path, PathBuf};
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const SNIFF_BYTES: usize = 64 * 1024;
 
+type Source = RecordWindow<Box<dyn Read + Send>>;
+
 pub struct CsvRows {
     path: PathBuf,
-    reader: csv::Reader<Box<dyn Read + Send>>,
+    reader: csv::Reader<Source>,
+    headers: Vec<String>,
     phone: usize,
     name: Option<usize>,
     vars: Vec<usize>,
     record: csv::ByteRecord,
     next_row: u64,
     encoding: &'static str,
+    max_field: usize,
+    /// Decoded from CP949: a U+FFFD in a field marks bytes that were not CP949 (see `decode`).
+    from_cp949: bool,
 }
 
 /// Whether `prefix` reads as UTF-8, allowing a character cut off at its end.
@@ -29,8 +44,59 @@ fn looks_like_utf8(prefix: &[u8]) -> bool {
     }
 }
 
+/// The most bytes a record of `columns` fields may take before it is stopped: every field at the
+/// cap and one more, so that a field over the cap in a record that does end is rejected as a row,
+/// and only a record that does not end refuses the file.
+fn record_limit(max_field: usize, columns: usize) -> usize {
+    max_field.saturating_mul(columns + 1)
+}
+
+/// Whether any byte is below 0x0E (NUL, tab, LF, CR and the like), eight at a time: most records
+/// have none and need no closer look.
+fn has_control_byte(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        if word.wrapping_sub(ONES * 0x0E) & !word & HIGHS != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&byte| byte < 0x0E)
+}
+
+/// Where the quotes of a record read across line breaks do not balance, if they do not: the
+/// field, the line it opens on (the record starting on `first_line`), and what goes wrong.
+fn unbalanced_quote(raw: &[u8], first_line: u64) -> Option<(usize, u64, String)> {
+    let (fields, fault) = raw_record::split(raw);
+    let fault = fault?;
+    let line_of = |offset: usize| first_line + raw[..offset].iter().filter(|&&b| b == b'\n').count() as u64;
+    let problem = match fault {
+        QuoteFault::Unclosed { .. } => format!(
+            "a quoted field opens here and is never closed: it takes in the rest of the file, to line {}",
+            line_of(raw.len().saturating_sub(1))
+        ),
+        QuoteFault::TextAfterClosingQuote { closing, .. } => format!(
+            "a quoted field opens here and closes on line {} with text after the closing quote: \
+             the quotes do not balance, and the lines between would be read as one field",
+            line_of(closing)
+        ),
+    };
+    Some((fault.field(), line_of(fields[fault.field()].start), problem))
+}
+
+fn has_line_break(bytes: &[u8]) -> bool {
+    bytes.iter().any(|&b| b == b'\n' || b == b'\r')
+}
+
 impl CsvRows {
-    pub fn open(path: &Path, encoding: Encoding, columns: &ColumnSpec) -> Result<CsvRows, InputError> {
+    pub fn open(
+        path: &Path,
+        encoding: Encoding,
+        columns: &ColumnSpec,
+        max_field: usize,
+    ) -> Result<CsvRows, InputError> {
         let open_error = |source| InputError::Open {
             path: path.to_path_buf(),
             source,
@@ -58,80 +124,195 @@ impl CsvRows {
             0
         };
         file.seek(SeekFrom::Start(skip)).map_err(open_error)?;
-        let buffered = BufReader::with_capacity(256 * 1024, file);
         let (source, name): (Box<dyn Read + Send>, &'static str) = match chosen {
-            Encoding::Cp949 => (Box::new(Cp949Reader::new(buffered)), "cp949"),
-            _ => (Box::new(buffered), if has_bom { "utf-8 (BOM)" } else { "utf-8" }),
+            Encoding::Cp949 => (
+                Box::new(Cp949Reader::new(BufReader::with_capacity(CHUNK_BYTES, file))),
+                "cp949",
+            ),
+            _ => (Box::new(file), if has_bom { "utf-8 (BOM)" } else { "utf-8" }),
         };
+        let window = RecordWindow::new(source, record_limit(max_field, 1));
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
-            .buffer_capacity(256 * 1024)
-            .from_reader(source);
-        let headers: Vec<String> = reader
-            .byte_headers()
-            .map_err(|e| InputError::Malformed {
-                path: path.to_path_buf(),
-                row: 0,
-                message: format!("header: {e}"),
-            })?
+            .buffer_capacity(CHUNK_BYTES)
+            .from_reader(window);
+        let headers = match reader.byte_headers().cloned() {
+            Ok(headers) => headers,
+            Err(_) if reader.get_ref().overflowed() => {
+                return Err(InputError::HeaderTooLong {
+                    path: path.to_path_buf(),
+                    limit: record_limit(max_field, 1),
+                })
+            }
+            Err(error) => {
+                return Err(InputError::Malformed {
+                    path: path.to_path_buf(),
+                    row: 0,
+                    message: format!("header: {error}"),
+                })
+            }
+        };
+        if has_line_break(headers.as_slice()) {
+            let raw = reader.get_ref().raw(0, reader.position().byte()).unwrap_or_default();
+            if let Some((field, line, problem)) = unbalanced_quote(raw, 1) {
+                return Err(InputError::Malformed {
+                    path: path.to_path_buf(),
+                    row: 0,
+                    message: format!("the header (line {line}), its column {}: {problem}", field + 1),
+                });
+            }
+        }
+        let headers: Vec<String> = headers
             .iter()
             .map(|h| String::from_utf8_lossy(h).trim().to_string())
             .collect();
         let (phone, name_index, vars) = locate(path, &headers, columns)?;
+        let data_start = reader.position().byte();
+        let window = reader.get_mut();
+        window.record_starts_at(data_start);
+        window.set_limit(record_limit(max_field, headers.len()));
         Ok(CsvRows {
             path: path.to_path_buf(),
             reader,
+            headers,
             phone,
             name: name_index,
             vars,
             record: csv::ByteRecord::new(),
             next_row: 1,
             encoding: name,
+            max_field,
+            from_cp949: chosen == Encoding::Cp949,
         })
+    }
+
+    fn column_name(&self, index: usize) -> String {
+        match self.headers.get(index) {
+            Some(name) => name.clone(),
+            None => format!("column {} (beyond the header)", index + 1),
+        }
+    }
+
+    /// The row of the record just read; `suspicious` when it has a control byte (see `has_control_byte`).
+    fn row(&self, row: u64, suspicious: bool) -> RawRow {
+        let record = &self.record;
+        let mut unreadable = None;
+        if record.len() != self.headers.len() {
+            unreadable = Some(Unreadable::Ragged {
+                fields: record.len(),
+                expected: self.headers.len(),
+                column: self.column_name(record.len().min(self.headers.len())),
+            });
+        }
+        if record.as_slice().len() > self.max_field {
+            if let Some(index) = record.iter().position(|field| field.len() > self.max_field) {
+                unreadable.get_or_insert(Unreadable::FieldTooLarge {
+                    column: self.column_name(index),
+                    bytes: record[index].len(),
+                    limit: self.max_field,
+                });
+            }
+        }
+        let mut field = |index: usize| -> Option<String> {
+            let bytes = record.get(index).filter(|bytes| bytes.len() <= self.max_field)?;
+            let problem = match std::str::from_utf8(bytes) {
+                Err(_) => "bytes that are not UTF-8 text",
+                Ok(text) if self.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
+                Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
+                    None => return Some(text.to_string()),
+                    Some(problem) => problem,
+                },
+            };
+            unreadable.get_or_insert(Unreadable::NotText {
+                column: self.column_name(index),
+                detail: problem.to_string(),
+            });
+            None
+        };
+        let phone = field(self.phone);
+        let name = self.name.and_then(&mut field);
+        let vars = self.vars.iter().map(|&i| field(i)).collect();
+        RawRow {
+            row,
+            phone,
+            name,
+            vars,
+            unreadable,
+        }
+    }
+
+    /// Refuses a record read across line breaks whose quotes do not balance.
+    fn check_quotes(&self, row: u64, start: &csv::Position, end: u64) -> Result<(), InputError> {
+        let Some(raw) = self.reader.get_ref().raw(start.byte(), end) else {
+            debug_assert!(false, "the window holds the record just read");
+            return Ok(());
+        };
+        match unbalanced_quote(raw, start.line()) {
+            None => Ok(()),
+            Some((field, line, problem)) => Err(InputError::UnbalancedQuote {
+                path: self.path.clone(),
+                row,
+                line,
+                column: self.column_name(field),
+                problem,
+            }),
+        }
+    }
+
+    /// The error for a read that failed on the record of `row`, starting at `start`.
+    fn read_error(&self, error: csv::Error, row: u64, start: &csv::Position) -> InputError {
+        let window = self.reader.get_ref();
+        if !window.overflowed() {
+            let source = match error.into_kind() {
+                csv::ErrorKind::Io(source) => source,
+                other => std::io::Error::other(format!("{other:?}")),
+            };
+            return InputError::Read {
+                path: self.path.clone(),
+                row,
+                source,
+            };
+        }
+        let (fields, fault) = raw_record::split(window.current_record());
+        let index = fields
+            .iter()
+            .position(|field| field.len() > self.max_field)
+            .unwrap_or(fields.len().saturating_sub(1));
+        let cause = match fault {
+            Some(QuoteFault::Unclosed { field }) if field == index => "a quote opens it and is never closed",
+            _ => "no line break ends the record: is this a CSV file?",
+        };
+        InputError::FieldTooLarge {
+            path: self.path.clone(),
+            row,
+            line: start.line(),
+            column: self.column_name(index),
+            limit: self.max_field,
+            cause,
+        }
     }
 }
 
 impl RowSource for CsvRows {
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError> {
         let mut rows = Vec::with_capacity(max);
-        let headers = self.reader.byte_headers().ok().cloned().unwrap_or_default();
         while rows.len() < max {
-            let more = self
-                .reader
-                .read_byte_record(&mut self.record)
-                .map_err(|e| InputError::Malformed {
-                    path: self.path.clone(),
-                    row: self.next_row,
-                    message: e.to_string(),
-                })?;
-            if !more {
-                break;
+            let row = self.next_row;
+            let start = self.reader.position().clone();
+            match self.reader.read_byte_record(&mut self.record) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => return Err(self.read_error(error, row, &start)),
             }
-            let mut raw = RawRow {
-                row: self.next_row,
-                ..RawRow::default()
-            };
+            let end = self.reader.position().byte();
+            let bytes = self.record.as_slice();
+            let suspicious = has_control_byte(bytes);
+            if suspicious && has_line_break(bytes) {
+                self.check_quotes(row, &start, end)?;
+            }
+            rows.push(self.row(row, suspicious));
             self.next_row += 1;
-            let record = &self.record;
-            let mut field = |index: usize| -> Option<String> {
-                let bytes = record.get(index)?;
-                match std::str::from_utf8(bytes) {
-                    Ok(text) => Some(text.to_string()),
-                    Err(_) => {
-                        if raw.undecodable.is_none() {
-                            raw.undecodable = headers.get(index).map(|h| String::from_utf8_lossy(h).into_owned());
-                        }
-                        None
-                    }
-                }
-            };
-            let phone = field(self.phone);
-            let name = self.name.and_then(&mut field);
-            let vars = self.vars.iter().map(|&i| field(i)).collect();
-            raw.phone = phone;
-            raw.name = name;
-            raw.vars = vars;
-            rows.push(raw);
+            self.reader.get_mut().record_starts_at(end);
         }
         Ok((!rows.is_empty()).then_some(rows))
     }
@@ -143,26 +324,46 @@ impl RowSource for CsvRows {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::spec;
     use super::*;
     use std::io::Write;
 
-    fn spec() -> ColumnSpec {
-        ColumnSpec {
-            phone: "phone".into(),
-            name: Some("name".into()),
-            vars: vec!["order".into()],
+    fn open_bytes(
+        bytes: &[u8],
+        encoding: Encoding,
+        max_field: usize,
+    ) -> (tempfile::NamedTempFile, Result<CsvRows, InputError>) {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(bytes).unwrap();
+        let rows = CsvRows::open(file.path(), encoding, &spec(), max_field);
+        (file, rows)
+    }
+
+    fn read_all_capped(bytes: &[u8], encoding: Encoding, max_field: usize) -> Result<Vec<RawRow>, InputError> {
+        let (_file, rows) = open_bytes(bytes, encoding, max_field);
+        let mut rows = rows?;
+        let mut all = Vec::new();
+        while let Some(batch) = rows.next_batch(2)? {
+            all.extend(batch);
         }
+        Ok(all)
     }
 
     fn read_all(bytes: &[u8], encoding: Encoding) -> (Vec<RawRow>, &'static str) {
-        let mut file = tempfile::NamedTempFile::new().unwrap();
-        file.write_all(bytes).unwrap();
-        let mut rows = CsvRows::open(file.path(), encoding, &spec()).unwrap();
+        let (_file, rows) = open_bytes(bytes, encoding, super::super::DEFAULT_MAX_FIELD_BYTES);
+        let mut rows = rows.unwrap();
         let mut all = Vec::new();
         while let Some(batch) = rows.next_batch(2).unwrap() {
             all.extend(batch);
         }
         (all, rows.encoding())
+    }
+
+    fn not_text(column: &str, detail: &str) -> Option<Unreadable> {
+        Some(Unreadable::NotText {
+            column: column.into(),
+            detail: detail.into(),
+        })
     }
 
     #[test]
@@ -173,6 +374,7 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].name.as_deref(), Some("Kim, Minsu"));
         assert_eq!(rows[0].vars[0].as_deref(), Some("A\nB"));
+        assert_eq!(rows[0].unreadable, None);
         assert_eq!(rows[1].row, 2);
     }
 
@@ -188,19 +390,151 @@ mod tests {
 
     #[test]
     fn a_missing_column_is_named() {
-        let mut file = tempfile::NamedTempFile::new().unwrap();
-        file.write_all(b"name,mobile\nx,1\n").unwrap();
-        let error = CsvRows::open(file.path(), Encoding::Auto, &spec())
-            .err()
-            .unwrap()
-            .to_string();
+        let (_file, rows) = open_bytes(b"name,mobile\nx,1\n", Encoding::Auto, 1024);
+        let error = rows.err().unwrap().to_string();
         assert!(error.contains("\"phone\"") && error.contains("mobile"), "{error}");
     }
 
     #[test]
     fn invalid_utf8_in_a_declared_utf8_file_marks_the_column() {
         let (rows, _) = read_all(b"name,phone,order\n\xB1\xE8,01012345678,x\n", Encoding::Utf8);
-        assert_eq!(rows[0].undecodable.as_deref(), Some("name"));
+        assert_eq!(rows[0].unreadable, not_text("name", "bytes that are not UTF-8 text"));
         assert_eq!(rows[0].name, None);
+    }
+
+    #[test]
+    fn latin1_bytes_read_as_cp949_are_not_text_in_their_column_only() {
+        // "José" in Latin-1: 0xE9 then "," is no CP949 character.
+        let (rows, encoding) = read_all(
+            b"name,phone,order\nJos\xE9,01012345678,A1\nKim,01012345679,A2\n",
+            Encoding::Auto,
+        );
+        assert_eq!(encoding, "cp949");
+        assert_eq!(
+            rows[0].unreadable,
+            not_text("name", "bytes that are not CP949 (EUC-KR) text")
+        );
+        assert_eq!(rows[0].phone.as_deref(), Some("01012345678"));
+        assert_eq!(rows[1].unreadable, None);
+    }
+
+    #[test]
+    fn a_nul_in_a_mapped_field_is_not_text_and_in_another_field_harmless() {
+        let (rows, _) = read_all(
+            b"name,phone,order,memo\nK\0im,01012345678,A1,x\nLee,01012345679,A2,\0\n",
+            Encoding::Auto,
+        );
+        assert_eq!(rows[0].unreadable, not_text("name", "contains a NUL byte"));
+        assert_eq!(rows[1].unreadable, None);
+        assert_eq!(rows[1].name.as_deref(), Some("Lee"));
+    }
+
+    #[test]
+    fn ragged_rows_are_marked_with_their_counts_and_the_rows_after_them_still_read() {
+        let (rows, _) = read_all(
+            b"name,phone,order\nKim,01012345678\nLee,Jr,01012345679,A2\nPark,01012345670,A3\n",
+            Encoding::Auto,
+        );
+        assert_eq!(rows.len(), 3);
+        let ragged = |fields, column: &str| {
+            Some(Unreadable::Ragged {
+                fields,
+                expected: 3,
+                column: column.into(),
+            })
+        };
+        assert_eq!(rows[0].unreadable, ragged(2, "order"));
+        assert_eq!(rows[1].unreadable, ragged(4, "column 4 (beyond the header)"));
+        assert_eq!(rows[2].unreadable, None);
+        assert_eq!(rows[2].row, 3);
+    }
+
+    #[test]
+    fn a_field_over_the_cap_in_a_record_that_ends_is_rejected_as_a_row() {
+        let long = "x".repeat(100);
+        let text = format!("name,phone,order\nKim,01012345678,{long}\nLee,01012345679,A2\n");
+        let rows = read_all_capped(text.as_bytes(), Encoding::Auto, 64).unwrap();
+        assert_eq!(
+            rows[0].unreadable,
+            Some(Unreadable::FieldTooLarge {
+                column: "order".into(),
+                bytes: 100,
+                limit: 64
+            })
+        );
+        assert_eq!(rows[0].vars, vec![None]);
+        assert_eq!(rows[1].unreadable, None);
+    }
+
+    #[test]
+    fn a_quote_never_closed_refuses_the_file_at_the_row_and_column_it_opened() {
+        let mut text = String::from("name,phone,order\n");
+        for i in 1..=20 {
+            let name = if i == 10 { "\"Kim".to_string() } else { format!("N{i}") };
+            text.push_str(&format!("{name},0101234{i:04},A{i}\n"));
+        }
+        let error = read_all_capped(text.as_bytes(), Encoding::Auto, 1 << 20).unwrap_err();
+        assert!(
+            matches!(&error, InputError::UnbalancedQuote { row: 10, line: 11, column, .. } if column == "name"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("never closed"), "{error}");
+    }
+
+    #[test]
+    fn a_quote_that_closes_lines_later_before_text_refuses_the_file() {
+        let text = "name,phone,order\nKim,01012345678,\"A1\nLee,01012345679,\"A2\"\nPark,01012345670,A3\n";
+        let error = read_all_capped(text.as_bytes(), Encoding::Auto, 1 << 20).unwrap_err();
+        assert!(
+            matches!(&error, InputError::UnbalancedQuote { row: 1, line: 2, column, .. } if column == "order"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("closes on line 3"), "{error}");
+    }
+
+    #[test]
+    fn a_quote_never_closed_in_the_header_refuses_the_file() {
+        let text = "phone,name,order,\"memo\n01012345678,Kim,A1,x\n01012345679,Lee,A2,y\n";
+        let (_file, rows) = open_bytes(text.as_bytes(), Encoding::Auto, 1 << 20);
+        let error = rows.err().unwrap().to_string();
+        assert!(
+            error.contains("row 0: the header (line 1), its column 4") && error.contains("never closed"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_record_that_never_ends_refuses_the_file_with_memory_bounded() {
+        let mut text = b"name,phone,order\nKim,01012345678,\"".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 10_000));
+        let error = read_all_capped(&text, Encoding::Auto, 1000).unwrap_err();
+        assert!(
+            matches!(&error, InputError::FieldTooLarge { row: 1, column, .. } if column == "order"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("never closed"), "{error}");
+    }
+
+    #[test]
+    fn a_header_that_never_ends_refuses_the_file() {
+        let (_file, rows) = open_bytes(&[0u8; 5000], Encoding::Auto, 1000);
+        let error = rows.err().unwrap();
+        assert!(
+            matches!(error, InputError::HeaderTooLong { limit: 2000, .. }),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_control_byte_test_agrees_with_a_plain_scan() {
+        for length in 0..40 {
+            for at in 0..length {
+                for byte in [0u8, 9, 10, 13, 14, 0x80, 0xFF, b'a'] {
+                    let mut bytes = vec![b'z'; length];
+                    bytes[at] = byte;
+                    assert_eq!(has_control_byte(&bytes), byte < 0x0E, "{bytes:?}");
+                }
+            }
+        }
     }
 }

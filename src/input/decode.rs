@@ -1,7 +1,15 @@
 //! A `Read` adapter that turns CP949 (EUC-KR as Korean spreadsheets export it) into UTF-8 as it streams.
+//!
+//! Bytes that are not CP949 (Latin-1 accents, a UTF-8 file cut in the sniffed prefix) become
+//! U+FFFD, on purpose and visibly: CP949 has no U+FFFD, so the CSV reader knows that every U+FFFD
+//! in a decoded field stands for such bytes and rejects the field as not text. Without that mark
+//! the row would be rejected later for an unencodable character, or worse, sent.
 
-use encoding_rs::{CoderResult, Decoder, EUC_KR};
+use encoding_rs::{Decoder, DecoderResult, EUC_KR};
 use std::io::{self, Read};
+
+/// What a byte sequence that is not CP949 becomes: U+FFFD in UTF-8.
+pub const NOT_CP949: &[u8] = "\u{FFFD}".as_bytes();
 
 pub struct Cp949Reader<R> {
     inner: R,
@@ -41,13 +49,20 @@ impl<R: Read> Cp949Reader<R> {
                 }
             }
             let last = self.finished && self.input_start == self.input_end;
-            let (result, read, written, _) =
-                self.decoder
-                    .decode_to_utf8(&self.input[self.input_start..self.input_end], &mut self.output, last);
+            let room = self.output.len() - NOT_CP949.len();
+            let (result, read, mut written) = self.decoder.decode_to_utf8_without_replacement(
+                &self.input[self.input_start..self.input_end],
+                &mut self.output[..room],
+                last,
+            );
             self.input_start += read;
+            if let DecoderResult::Malformed(..) = result {
+                self.output[written..written + NOT_CP949.len()].copy_from_slice(NOT_CP949);
+                written += NOT_CP949.len();
+            }
             self.output_start = 0;
             self.output_end = written;
-            if written > 0 || last || matches!(result, CoderResult::OutputFull) {
+            if written > 0 || last || matches!(result, DecoderResult::OutputFull) {
                 return Ok(());
             }
         }
@@ -89,5 +104,14 @@ mod tests {
             out.extend_from_slice(&buf[..n]);
         }
         assert_eq!(String::from_utf8(out).unwrap(), text);
+    }
+
+    #[test]
+    fn bytes_that_are_not_cp949_become_the_mark_and_the_rest_still_decodes() {
+        // Latin-1 "café," then a lead byte cut off by the end of the file.
+        let bytes = b"caf\xE9,\xB1\xE8\n\x80x\xB1";
+        let mut out = String::new();
+        Cp949Reader::new(&bytes[..]).read_to_string(&mut out).unwrap();
+        assert_eq!(out, "caf\u{FFFD},\u{AE40}\n\u{FFFD}x\u{FFFD}");
     }
 }

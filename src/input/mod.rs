@@ -1,9 +1,17 @@
 //! Reading recipients: CSV (UTF-8 or CP949) and Parquet, streamed in bounded batches of raw rows.
+//!
+//! The promise kept here: every record of the file comes out as one `RawRow`, in order, or the
+//! whole file is refused with an `InputError` naming the file (and the row and column when there
+//! is one). A row that is a record but cannot be read carries why in `unreadable`, and the plan
+//! rejects it with that reason.
 
 mod csv_source;
 mod decode;
 mod parquet_source;
+mod parquet_types;
 pub mod phone_set;
+mod raw_record;
+mod record_window;
 
 use crate::campaign::{Encoding, InputFormat};
 use std::path::{Path, PathBuf};
@@ -15,8 +23,38 @@ pub struct RawRow {
     pub phone: Option<String>,
     pub name: Option<String>,
     pub vars: Vec<Option<String>>,
-    /// A column whose bytes were not text in the file's encoding.
-    pub undecodable: Option<String>,
+    /// Why the row cannot be read, when it cannot; its values are then not to be trusted.
+    pub unreadable: Option<Unreadable>,
+}
+
+/// Why a record of the file cannot be read as a row.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    /// More or fewer fields than the header: the values may sit under the wrong columns.
+    #[error("{fields} fields, the header has {expected}")]
+    Ragged {
+        fields: usize,
+        expected: usize,
+        /// The first column missing, or the first position beyond the header.
+        column: String,
+    },
+    /// Bytes that are not text in the file's encoding, a NUL, or a value with no text form.
+    #[error("{detail}")]
+    NotText { column: String, detail: String },
+    /// A field longer than the field-size cap.
+    #[error("{bytes} bytes, over the field-size cap of {limit} ({MAX_FIELD_BYTES_VAR})")]
+    FieldTooLarge { column: String, bytes: usize, limit: usize },
+}
+
+impl Unreadable {
+    /// The column the reject names.
+    pub fn column(&self) -> &str {
+        match self {
+            Unreadable::Ragged { column, .. }
+            | Unreadable::NotText { column, .. }
+            | Unreadable::FieldTooLarge { column, .. } => column,
+        }
+    }
 }
 
 /// Which columns to read.
@@ -27,6 +65,7 @@ pub struct ColumnSpec {
     pub vars: Vec<String>,
 }
 
+/// Why a whole file is refused (or, for `Read`, why reading it failed part-way).
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error("cannot read {path}: {source}")]
@@ -37,10 +76,71 @@ pub enum InputError {
         column: String,
         available: String,
     },
+    #[error("{path}: column {column:?} appears twice in the header (columns {first} and {second}): which one is meant is ambiguous")]
+    AmbiguousColumn {
+        path: PathBuf,
+        column: String,
+        first: usize,
+        second: usize,
+    },
+    #[error("{path}: column {column:?} has type {type_name}, which is not one text value per row; supported: text, binary holding UTF-8, integers, decimals, floats, booleans, dates, timestamps, times and durations")]
+    UnsupportedType {
+        path: PathBuf,
+        column: String,
+        type_name: String,
+    },
+    #[error("{path}: row {row} (line {line}), column {column:?}: {problem}")]
+    UnbalancedQuote {
+        path: PathBuf,
+        row: u64,
+        line: u64,
+        column: String,
+        problem: String,
+    },
+    #[error("{path}: row {row} (line {line}), column {column:?}: a field runs past {limit} bytes without ending ({cause}); {MAX_FIELD_BYTES_VAR} sets the cap")]
+    FieldTooLarge {
+        path: PathBuf,
+        row: u64,
+        line: u64,
+        column: String,
+        limit: usize,
+        cause: &'static str,
+    },
+    #[error("{path}: the first line runs past {limit} bytes without ending: is this a CSV file?")]
+    HeaderTooLong { path: PathBuf, limit: usize },
+    #[error("{variable}={value:?} is not a number of bytes above 0")]
+    BadLimit { variable: &'static str, value: String },
     #[error("{path}: row {row}: {message}")]
     Malformed { path: PathBuf, row: u64, message: String },
-    #[error("{path}: {message}")]
+    #[error("{path}: not a readable Parquet file: {message}")]
     Parquet { path: PathBuf, message: String },
+    /// The file could be opened but reading it failed part-way (an I/O error, not its content).
+    #[error("{path}: reading failed at row {row}: {source}")]
+    Read {
+        path: PathBuf,
+        row: u64,
+        source: std::io::Error,
+    },
+}
+
+/// The environment variable that sets the CSV field-size cap, in bytes.
+pub const MAX_FIELD_BYTES_VAR: &str = "MSGBATCH_MAX_FIELD_BYTES";
+/// The CSV field-size cap when the environment does not set one: far above any name, number or
+/// message variable, far below what a runaway quote or a binary file would make of a field.
+pub const DEFAULT_MAX_FIELD_BYTES: usize = 256 * 1024;
+
+/// The CSV field-size cap: `MSGBATCH_MAX_FIELD_BYTES`, else the default.
+pub fn max_field_bytes() -> Result<usize, InputError> {
+    match std::env::var(MAX_FIELD_BYTES_VAR) {
+        Err(_) => Ok(DEFAULT_MAX_FIELD_BYTES),
+        Ok(value) => match value.trim().parse::<usize>() {
+            Ok(bytes) if bytes > 0 => Ok(bytes),
+            _ => Err(InputError::BadLimit {
+                variable: MAX_FIELD_BYTES_VAR,
+                value,
+            }),
+        },
+    }
 }
 
 /// A source of raw rows, read a batch at a time.
@@ -51,7 +151,7 @@ pub trait RowSource: Send {
     fn encoding(&self) -> &'static str;
 }
 
-/// Opens `path` as `format`, checking the columns exist.
+/// Opens `path` as `format`, checking the columns exist (and, for Parquet, that their types are readable).
 pub fn open(
     path: &Path,
     format: InputFormat,
@@ -59,33 +159,105 @@ pub fn open(
     columns: &ColumnSpec,
 ) -> Result<Box<dyn RowSource>, InputError> {
     match format {
-        InputFormat::Csv => Ok(Box::new(csv_source::CsvRows::open(path, encoding, columns)?)),
+        InputFormat::Csv => open_csv(path, encoding, columns, max_field_bytes()?),
         InputFormat::Parquet => Ok(Box::new(parquet_source::ParquetRows::open(path, columns)?)),
     }
 }
 
-fn missing_column(path: &Path, column: &str, available: &[String]) -> InputError {
-    InputError::MissingColumn {
-        path: path.to_path_buf(),
-        column: column.to_string(),
-        available: available.join(", "),
-    }
+/// Opens a CSV file with the field-size cap given (`open` takes it from the environment).
+pub fn open_csv(
+    path: &Path,
+    encoding: Encoding,
+    columns: &ColumnSpec,
+    max_field_bytes: usize,
+) -> Result<Box<dyn RowSource>, InputError> {
+    Ok(Box::new(csv_source::CsvRows::open(
+        path,
+        encoding,
+        columns,
+        max_field_bytes,
+    )?))
 }
 
-/// Positions of the wanted columns among `headers` (phone, name, then variables).
+/// Why a text value cannot go into a message, if it cannot: a NUL would reach the handset.
+fn text_problem(text: &str) -> Option<&'static str> {
+    text.contains('\0').then_some("contains a NUL byte")
+}
+
+/// Positions of the wanted columns among `headers` (phone, name, then variables). A wanted
+/// column that appears twice is refused: reading either could send the wrong value.
 fn locate(
     path: &Path,
     headers: &[String],
     columns: &ColumnSpec,
 ) -> Result<(usize, Option<usize>, Vec<usize>), InputError> {
     let find = |name: &str| {
-        headers
+        let mut matching = headers
             .iter()
-            .position(|h| h.trim() == name.trim())
-            .ok_or_else(|| missing_column(path, name, headers))
+            .enumerate()
+            .filter(|(_, h)| h.trim() == name.trim())
+            .map(|(index, _)| index);
+        let first = matching.next().ok_or_else(|| InputError::MissingColumn {
+            path: path.to_path_buf(),
+            column: name.to_string(),
+            available: headers.join(", "),
+        })?;
+        match matching.next() {
+            None => Ok(first),
+            Some(second) => Err(InputError::AmbiguousColumn {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+                first: first + 1,
+                second: second + 1,
+            }),
+        }
     };
     let phone = find(&columns.phone)?;
     let name = columns.name.as_deref().map(find).transpose()?;
     let vars = columns.vars.iter().map(|v| find(v)).collect::<Result<_, _>>()?;
     Ok((phone, name, vars))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The columns the readers' unit tests map.
+    pub(crate) fn spec() -> ColumnSpec {
+        ColumnSpec {
+            phone: "phone".into(),
+            name: Some("name".into()),
+            vars: vec!["order".into()],
+        }
+    }
+
+    fn headers(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_mapped_column_twice_in_the_header_is_refused_with_both_positions() {
+        let error = locate(
+            Path::new("r.csv"),
+            &headers(&["phone", "name", "order", "phone"]),
+            &spec(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("\"phone\"") && error.contains("columns 1 and 4"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unmapped_column_twice_is_no_problem() {
+        let found = locate(
+            Path::new("r.csv"),
+            &headers(&["memo", "phone", "name", "memo", "order"]),
+            &spec(),
+        )
+        .unwrap();
+        assert_eq!(found, (1, Some(2), vec![4]));
+    }
 }

@@ -1,8 +1,16 @@
-//! Parquet recipients through polars, read a row group (or a slice of one) at a time; integer phone columns become text.
+//! Parquet recipients through polars, read a row group (or a slice of one) at a time; every value becomes text (see `parquet_types`).
+//!
+//! The mapped columns' types are checked on the schema before any row is read: a column polars
+//! cannot read, or that is not one value per row (a struct, a list), refuses the file naming the
+//! column and its type. A file polars cannot parse (truncated, corrupt) is refused naming the
+//! file, also when polars panics on it.
 
-use super::{locate, ColumnSpec, InputError, RawRow, RowSource};
+use super::parquet_types::{self, Cell};
+use super::{locate, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
+use std::collections::VecDeque;
 use std::fs::File;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 /// The most rows decoded at once, so a huge row group does not become a huge batch.
@@ -14,10 +22,29 @@ pub struct ParquetRows {
     columns: Vec<String>,
     has_name: bool,
     /// Row ranges still to read: (offset, length), aligned to row groups.
-    slices: std::collections::VecDeque<(usize, usize)>,
+    slices: VecDeque<(usize, usize)>,
     /// Rows decoded and not yet handed out.
-    pending: std::collections::VecDeque<RawRow>,
+    pending: VecDeque<RawRow>,
     next_row: u64,
+}
+
+/// Runs a polars call, turning its error, or its panic, into a refusal naming the file.
+fn guarded<T>(path: &Path, call: impl FnOnce() -> PolarsResult<T>) -> Result<T, InputError> {
+    let refusal = |message: String| InputError::Parquet {
+        path: path.to_path_buf(),
+        message,
+    };
+    match catch_unwind(AssertUnwindSafe(call)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(refusal(error.to_string())),
+        Err(panic) => Err(refusal(
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "the Parquet reader failed".into()),
+        )),
+    }
 }
 
 impl ParquetRows {
@@ -26,16 +53,25 @@ impl ParquetRows {
             path: path.to_path_buf(),
             source,
         })?;
-        let parquet_error = |e: PolarsError| InputError::Parquet {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
         let mut reader = ParquetReader::new(file);
-        let schema = reader.schema().map_err(parquet_error)?;
+        let schema = guarded(path, || reader.schema())?;
         let headers: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
-        locate(path, &headers, columns)?;
-        let metadata = reader.get_metadata().map_err(parquet_error)?.clone();
-        let mut slices = std::collections::VecDeque::new();
+        let (phone, name, vars) = locate(path, &headers, columns)?;
+        // The names as the file spells them (`locate` matches them trimmed), in spec order.
+        let mut wanted = Vec::new();
+        for index in std::iter::once(phone).chain(name).chain(vars) {
+            let (column, field) = schema.get_at_index(index).expect("located in this schema");
+            if !parquet_types::readable(&field.dtype) {
+                return Err(InputError::UnsupportedType {
+                    path: path.to_path_buf(),
+                    column: column.to_string(),
+                    type_name: parquet_types::type_name(&field.dtype),
+                });
+            }
+            wanted.push(column.to_string());
+        }
+        let metadata = guarded(path, || reader.get_metadata().cloned())?;
+        let mut slices = VecDeque::new();
         let mut offset = 0usize;
         for group in &metadata.row_groups {
             let mut left = group.num_rows();
@@ -46,9 +82,6 @@ impl ParquetRows {
                 left -= length;
             }
         }
-        let mut wanted = vec![columns.phone.clone()];
-        wanted.extend(columns.name.clone());
-        wanted.extend(columns.vars.iter().cloned());
         Ok(ParquetRows {
             path: path.to_path_buf(),
             metadata,
@@ -61,32 +94,41 @@ impl ParquetRows {
     }
 
     fn read_slice(&mut self, offset: usize, length: usize) -> Result<(), InputError> {
-        let parquet_error = |e: PolarsError| InputError::Parquet {
-            path: self.path.clone(),
-            message: e.to_string(),
-        };
         let file = File::open(&self.path).map_err(|source| InputError::Open {
             path: self.path.clone(),
             source,
         })?;
-        let mut reader = ParquetReader::new(file)
-            .with_columns(Some(self.columns.clone()))
-            .with_slice(Some((offset, length)))
-            .read_parallel(ParallelStrategy::None);
-        reader.set_metadata(self.metadata.clone());
-        let frame = reader.finish().map_err(parquet_error)?;
-        let texts: Vec<Vec<Option<String>>> = self
-            .columns
-            .iter()
-            .map(|name| {
-                frame
-                    .column(name)
-                    .map_err(parquet_error)
-                    .and_then(|c| column_text(c).map_err(parquet_error))
-            })
-            .collect::<Result<_, _>>()?;
-        for index in 0..frame.height() {
-            let mut values = texts.iter().map(|column| column[index].clone());
+        let (columns, metadata) = (&self.columns, &self.metadata);
+        let texts: Vec<Vec<Cell>> = guarded(&self.path, || {
+            let mut reader = ParquetReader::new(file)
+                .with_columns(Some(columns.clone()))
+                .with_slice(Some((offset, length)))
+                .read_parallel(ParallelStrategy::None);
+            reader.set_metadata(metadata.clone());
+            let frame = reader.finish()?;
+            if frame.height() != length {
+                polars_bail!(ComputeError: "row group at row {} has {} rows, its metadata says {length}", offset + 1, frame.height());
+            }
+            columns
+                .iter()
+                .map(|name| parquet_types::column_text(frame.column(name)?))
+                .collect()
+        })?;
+        for index in 0..length {
+            let mut unreadable = None;
+            let mut values = texts
+                .iter()
+                .zip(&self.columns)
+                .map(|(column, name)| match &column[index] {
+                    Ok(value) => value.clone(),
+                    Err(problem) => {
+                        unreadable.get_or_insert(Unreadable::NotText {
+                            column: name.clone(),
+                            detail: problem.to_string(),
+                        });
+                        None
+                    }
+                });
             let phone = values.next().flatten();
             let name = if self.has_name { values.next().flatten() } else { None };
             let vars = values.collect();
@@ -95,40 +137,12 @@ impl ParquetRows {
                 phone,
                 name,
                 vars,
-                undecodable: None,
+                unreadable,
             });
             self.next_row += 1;
         }
         Ok(())
     }
-}
-
-/// A column as text: integers in decimal (a phone stored as a number lost its leading zero,
-/// which normalisation restores), whole floats without a fraction, everything else cast.
-fn column_text(column: &Column) -> PolarsResult<Vec<Option<String>>> {
-    let dtype = column.dtype();
-    if dtype.is_integer() {
-        let as_i64 = column.cast(&DataType::Int64)?;
-        return Ok(as_i64.i64()?.iter().map(|v| v.map(|n| n.to_string())).collect());
-    }
-    if dtype.is_float() {
-        let as_f64 = column.cast(&DataType::Float64)?;
-        return Ok(as_f64
-            .f64()?
-            .iter()
-            .map(|v| {
-                v.map(|f| {
-                    if f.fract() == 0.0 && f.abs() < 1e15 {
-                        format!("{}", f as i64)
-                    } else {
-                        f.to_string()
-                    }
-                })
-            })
-            .collect());
-    }
-    let as_text = column.cast(&DataType::String)?;
-    Ok(as_text.str()?.iter().map(|v| v.map(str::to_string)).collect())
 }
 
 impl RowSource for ParquetRows {

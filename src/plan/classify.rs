@@ -3,7 +3,7 @@
 use super::{PlanError, BATCH_ROWS};
 use crate::campaign::{Campaign, InputFormat, Kind, Lane};
 use crate::input::phone_set::PhoneSet;
-use crate::input::{self, ColumnSpec, RawRow};
+use crate::input::{self, ColumnSpec, RawRow, Unreadable};
 use crate::phone::{self, PhoneError};
 use crate::text::{euc_kr_len, TextLane, ALIMTALK_MAX_CHARS, LMS_MAX_BYTES};
 use rayon::prelude::*;
@@ -20,6 +20,8 @@ pub enum RejectReason {
     Unencodable,
     TooLong,
     NotText,
+    Ragged,
+    FieldTooLarge,
 }
 
 impl RejectReason {
@@ -31,6 +33,8 @@ impl RejectReason {
             RejectReason::Unencodable => "unencodable",
             RejectReason::TooLong => "too_long",
             RejectReason::NotText => "not_text",
+            RejectReason::Ragged => "ragged",
+            RejectReason::FieldTooLarge => "field_too_large",
         }
     }
 }
@@ -152,12 +156,13 @@ impl Classifier {
 
     /// Everything about a row that does not depend on the rows before it.
     fn draft(&self, row: &RawRow, buffer: &mut String) -> Draft {
-        if let Some(column) = &row.undecodable {
-            return self.reject(
-                RejectReason::NotText,
-                column,
-                "bytes are not text in the file's encoding",
-            );
+        if let Some(unreadable) = &row.unreadable {
+            let reason = match unreadable {
+                Unreadable::Ragged { .. } => RejectReason::Ragged,
+                Unreadable::NotText { .. } => RejectReason::NotText,
+                Unreadable::FieldTooLarge { .. } => RejectReason::FieldTooLarge,
+            };
+            return self.reject(reason, unreadable.column(), unreadable.to_string());
         }
         let phone = match row.phone.as_deref().map(phone::normalize) {
             None | Some(Err(PhoneError::Empty)) => {

@@ -1,0 +1,298 @@
+//! Parquet column types: which ones a recipients column may have (checked on the schema, before any row is read), and the text each value becomes.
+//!
+//! Text forms: integers and decimals exactly (a phone stored as a number lost its leading zero,
+//! which normalisation restores), whole floats without a fraction, booleans `true`/`false`,
+//! dates `YYYY-MM-DD`, timestamps ISO 8601 in Asia/Seoul (`2026-11-23T09:30:00+09:00`: a
+//! timestamp without a time zone is taken as Seoul wall-clock time, one with a time zone is
+//! converted), times `HH:MM:SS[.fff]`, durations ISO 8601 (`PT1H30M`), binary as the UTF-8
+//! text it holds.
+
+use super::text_problem;
+use crate::campaign::quiet::kst;
+use chrono::{DateTime, NaiveDate, NaiveTime};
+use polars::prelude::*;
+
+/// One value as text (`None`: empty), or why it has no text form.
+pub type Cell = Result<Option<String>, &'static str>;
+
+/// Whether a column of `dtype` is one text value per row.
+pub fn readable(dtype: &ArrowDataType) -> bool {
+    use ArrowDataType as A;
+    match dtype {
+        A::Null
+        | A::Boolean
+        | A::Int8
+        | A::Int16
+        | A::Int32
+        | A::Int64
+        | A::UInt8
+        | A::UInt16
+        | A::UInt32
+        | A::UInt64
+        | A::Float32
+        | A::Float64
+        | A::Date32
+        | A::Date64
+        | A::Timestamp(..)
+        | A::Time32(_)
+        | A::Time64(_)
+        | A::Duration(_)
+        | A::Utf8
+        | A::LargeUtf8
+        | A::Utf8View
+        | A::Binary
+        | A::LargeBinary
+        | A::BinaryView
+        | A::FixedSizeBinary(_) => true,
+        // polars holds decimals in 128 bits: 38 digits.
+        A::Decimal(precision, _)
+        | A::Decimal32(precision, _)
+        | A::Decimal64(precision, _)
+        | A::Decimal256(precision, _) => *precision <= 38,
+        // Categoricals (pandas, polars) are dictionaries of text.
+        A::Dictionary(_, values, _) => matches!(values.as_ref(), A::Utf8 | A::LargeUtf8 | A::Utf8View),
+        _ => false,
+    }
+}
+
+/// A type as people who wrote the file would name it (`struct<a: int64>`, `list<string>`).
+pub fn type_name(dtype: &ArrowDataType) -> String {
+    use ArrowDataType as A;
+    let inner = |field: &ArrowField| type_name(&field.dtype);
+    match dtype {
+        A::Struct(fields) => format!(
+            "struct<{}>",
+            fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name, inner(f)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        A::List(field) | A::LargeList(field) => {
+            format!("list<{}>", inner(field))
+        }
+        A::FixedSizeList(field, size) => format!("list<{}>[{size}]", inner(field)),
+        A::Map(field, _) => format!("map<{}>", inner(field)),
+        A::Dictionary(_, values, _) => format!("dictionary<{}>", type_name(values)),
+        A::Decimal(p, s) | A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal256(p, s) => {
+            format!("decimal({p}, {s})")
+        }
+        A::Float16 => "float16".into(),
+        A::Utf8 | A::LargeUtf8 | A::Utf8View => "string".into(),
+        A::Extension(extension) => format!("extension {}", extension.name),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+/// The values of a column read through polars, in row order.
+pub fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
+    let text = |value: Option<String>| Ok(value);
+    Ok(match column.dtype() {
+        DataType::Null => vec![Ok(None); column.len()],
+        DataType::Boolean => column.bool()?.iter().map(|v| text(v.map(|b| b.to_string()))).collect(),
+        // Above i64::MAX a cast to i64 would lose the value.
+        DataType::UInt64 => column.u64()?.iter().map(|v| text(v.map(|n| n.to_string()))).collect(),
+        dtype if dtype.is_integer() => column
+            .cast(&DataType::Int64)?
+            .i64()?
+            .iter()
+            .map(|v| text(v.map(|n| n.to_string())))
+            .collect(),
+        dtype if dtype.is_float() => column
+            .cast(&DataType::Float64)?
+            .f64()?
+            .iter()
+            .map(|v| text(v.map(float_text)))
+            .collect(),
+        DataType::Decimal(_, scale) => {
+            let scale = *scale;
+            column
+                .decimal()?
+                .physical()
+                .iter()
+                .map(|v| text(v.map(|n| decimal_text(n, scale))))
+                .collect()
+        }
+        DataType::Date => physical(column, |days| date_text(days as i32))?,
+        DataType::Datetime(unit, zone) => {
+            let (unit, zoned) = (*unit, zone.is_some());
+            physical(column, |value| timestamp_text(value, unit, zoned))?
+        }
+        DataType::Duration(unit) => {
+            let unit = *unit;
+            physical(column, |value| Some(duration_text(value, unit)))?
+        }
+        DataType::Time => physical(column, time_text)?,
+        DataType::Binary => column.binary()?.iter().map(binary_text).collect(),
+        DataType::BinaryOffset => column.binary_offset()?.iter().map(binary_text).collect(),
+        DataType::String => column.str()?.iter().map(|v| v.map_or(Ok(None), checked)).collect(),
+        _ => column
+            .cast(&DataType::String)?
+            .str()?
+            .iter()
+            .map(|v| v.map_or(Ok(None), checked))
+            .collect(),
+    })
+}
+
+fn binary_text(value: Option<&[u8]>) -> Cell {
+    match value.map(std::str::from_utf8) {
+        None => Ok(None),
+        Some(Ok(text)) => checked(text),
+        Some(Err(_)) => Err("binary that is not UTF-8 text"),
+    }
+}
+
+fn checked(value: &str) -> Cell {
+    match text_problem(value) {
+        Some(problem) => Err(problem),
+        None => Ok(Some(value.to_string())),
+    }
+}
+
+/// Values of a temporal column from its integers, through `format` (`None`: out of range).
+fn physical(column: &Column, format: impl Fn(i64) -> Option<String>) -> PolarsResult<Vec<Cell>> {
+    let integers = column.to_physical_repr().cast(&DataType::Int64)?;
+    Ok(integers
+        .i64()?
+        .iter()
+        .map(|v| match v {
+            None => Ok(None),
+            Some(value) => format(value).map(Some).ok_or("a date or time out of range"),
+        })
+        .collect())
+}
+
+fn float_text(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        value.to_string()
+    }
+}
+
+/// `value × 10^-scale` written out exactly.
+fn decimal_text(value: i128, scale: usize) -> String {
+    let digits = value.unsigned_abs().to_string();
+    let sign = if value < 0 { "-" } else { "" };
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let digits = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, fraction) = digits.split_at(digits.len() - scale);
+    format!("{sign}{whole}.{fraction}")
+}
+
+fn date_text(days_since_epoch: i32) -> Option<String> {
+    let date = NaiveDate::from_ymd_opt(1970, 1, 1)?
+        .checked_add_signed(chrono::Duration::try_days(days_since_epoch.into())?)?;
+    Some(date.format("%Y-%m-%d").to_string())
+}
+
+fn per_second(unit: TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Nanoseconds => 1_000_000_000,
+        TimeUnit::Microseconds => 1_000_000,
+        TimeUnit::Milliseconds => 1_000,
+    }
+}
+
+/// Seconds and nanoseconds of `value` in `unit`.
+fn split_seconds(value: i64, unit: TimeUnit) -> (i64, u32) {
+    let per_second = per_second(unit);
+    let nanos = value.rem_euclid(per_second) * (1_000_000_000 / per_second);
+    (value.div_euclid(per_second), nanos as u32)
+}
+
+/// A zoned timestamp counts from the UTC epoch and is shown in Seoul; one without a zone is a
+/// wall-clock time, taken as Seoul's.
+fn timestamp_text(value: i64, unit: TimeUnit, zoned: bool) -> Option<String> {
+    let (seconds, nanos) = split_seconds(value, unit);
+    let instant = DateTime::from_timestamp(seconds, nanos)?;
+    let seoul = if zoned {
+        instant.with_timezone(&kst())
+    } else {
+        instant.naive_utc().and_local_timezone(kst()).single()?
+    };
+    Some(seoul.format("%Y-%m-%dT%H:%M:%S%.f%:z").to_string())
+}
+
+fn time_text(nanos_since_midnight: i64) -> Option<String> {
+    let (seconds, nanos) = split_seconds(nanos_since_midnight, TimeUnit::Nanoseconds);
+    let time = NaiveTime::from_num_seconds_from_midnight_opt(u32::try_from(seconds).ok()?, nanos)?;
+    Some(time.format("%H:%M:%S%.f").to_string())
+}
+
+/// ISO 8601: `P2DT3H4M5.5S`, `-PT1.5S`, `PT0S`.
+fn duration_text(value: i64, unit: TimeUnit) -> String {
+    let per_second = per_second(unit) as u64;
+    let magnitude = value.unsigned_abs();
+    let (mut seconds, fraction) = (magnitude / per_second, magnitude % per_second);
+    let days = seconds / 86_400;
+    seconds %= 86_400;
+    let (hours, minutes, seconds) = (seconds / 3600, seconds % 3600 / 60, seconds % 60);
+    let mut out = String::from(if value < 0 { "-P" } else { "P" });
+    if days > 0 {
+        out.push_str(&format!("{days}D"));
+    }
+    if hours + minutes + seconds + fraction > 0 || days == 0 {
+        out.push('T');
+    }
+    if hours > 0 {
+        out.push_str(&format!("{hours}H"));
+    }
+    if minutes > 0 {
+        out.push_str(&format!("{minutes}M"));
+    }
+    if seconds > 0 || fraction > 0 || (days == 0 && hours == 0 && minutes == 0) {
+        out.push_str(&seconds.to_string());
+        if fraction > 0 {
+            let width = per_second.ilog10() as usize;
+            let digits = format!("{fraction:0width$}");
+            out.push('.');
+            out.push_str(digits.trim_end_matches('0'));
+        }
+        out.push('S');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_written_exactly() {
+        assert_eq!(decimal_text(1020001001, 0), "1020001001");
+        assert_eq!(decimal_text(1500000, 2), "15000.00");
+        assert_eq!(decimal_text(-5, 2), "-0.05");
+        assert_eq!(decimal_text(i128::MIN, 3).len(), 41);
+    }
+
+    #[test]
+    fn timestamps_are_seoul_time() {
+        let ms = TimeUnit::Milliseconds;
+        // 2026-11-23T00:30:00Z
+        let instant = 1_795_393_800_000;
+        assert_eq!(timestamp_text(instant, ms, true).unwrap(), "2026-11-23T09:30:00+09:00");
+        assert_eq!(timestamp_text(instant, ms, false).unwrap(), "2026-11-23T00:30:00+09:00");
+        assert_eq!(
+            timestamp_text(-1, TimeUnit::Microseconds, true).unwrap(),
+            "1970-01-01T08:59:59.999999+09:00"
+        );
+    }
+
+    #[test]
+    fn dates_times_and_durations() {
+        assert_eq!(date_text(0).unwrap(), "1970-01-01");
+        assert_eq!(date_text(-1).unwrap(), "1969-12-31");
+        assert_eq!(date_text(i32::MAX), None);
+        assert_eq!(time_text(34_200_000_000_000).unwrap(), "09:30:00");
+        assert_eq!(time_text(1_500_000).unwrap(), "00:00:00.001500");
+        assert_eq!(duration_text(5_400, TimeUnit::Milliseconds), "PT5.4S");
+        assert_eq!(duration_text(90_061_000, TimeUnit::Milliseconds), "P1DT1H1M1S");
+        assert_eq!(duration_text(-1_500, TimeUnit::Milliseconds), "-PT1.5S");
+        assert_eq!(duration_text(0, TimeUnit::Nanoseconds), "PT0S");
+        assert_eq!(duration_text(2 * 86_400_000, TimeUnit::Milliseconds), "P2D");
+    }
+}
