@@ -534,3 +534,40 @@ fn a_missing_recipients_or_suppression_file_is_refused_naming_it() {
     );
     refused(dir.path(), &campaign, &[], "no suppression file", &["optout.csv"]);
 }
+
+#[test]
+fn run_and_resume_refuse_a_missing_recipients_or_suppression_file_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = |campaign: &Path| {
+        exec(
+            msgbatch_at(dir.path(), DAYTIME),
+            &["run", path_str(campaign), "--out", path_str(&out), "--json"],
+        )
+    };
+    let missing_recipients = campaign(dir.path(), "nobody.csv", NAME);
+    let outcome = run(&missing_recipients).expect_code(2, "run without its recipients file");
+    assert!(outcome.stderr.contains("nobody.csv"), "{}", outcome.show());
+    assert!(!out.exists(), "a refused start leaves no run directory");
+
+    std::fs::write(dir.path().join("people.csv"), csv_with(2, 0, "")).unwrap();
+    let with_suppression = campaign(
+        dir.path(),
+        "people.csv",
+        &format!("{NAME}\nsuppression = \"optout.csv\""),
+    );
+    let outcome = run(&with_suppression).expect_code(2, "run without its suppression file");
+    assert!(outcome.stderr.contains("optout.csv"), "{}", outcome.show());
+    assert!(!out.exists(), "a refused start leaves no run directory");
+
+    // A run that went, then its files are taken away before `resume`.
+    std::fs::write(dir.path().join("optout.csv"), "phone\n").unwrap();
+    run(&with_suppression).expect_code(0, "run");
+    for (file, what) in [("optout.csv", "suppression"), ("people.csv", "recipients")] {
+        std::fs::rename(dir.path().join(file), dir.path().join("away")).unwrap();
+        let outcome = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out), "--json"])
+            .expect_code(2, &format!("resume without its {what} file"));
+        assert!(outcome.stderr.contains(file), "{}", outcome.show());
+        std::fs::rename(dir.path().join("away"), dir.path().join(file)).unwrap();
+    }
+}

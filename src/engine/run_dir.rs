@@ -4,13 +4,18 @@ use super::checkpoint::{self, Checkpoint, RunMeta};
 use super::{Refusal, CHECKPOINT_DIR, REJECTS_FILE};
 use crate::campaign::Campaign;
 use crate::files;
+use crate::input::InputError;
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Hex digest of a file's bytes (xxh3-128): enough to notice any change.
+/// Hex digest of a file's bytes (xxh3-128): enough to notice any change. A file that cannot be
+/// opened is a refusal naming it (nothing has been sent yet when fingerprints are taken).
 pub(super) fn fingerprint_file(path: &Path) -> Result<String> {
-    let mut file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut file = std::fs::File::open(path).map_err(|source| InputError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {
