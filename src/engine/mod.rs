@@ -332,18 +332,7 @@ async fn send_all(
     if let Some(start) = options.start_at {
         if !schedule::wait_until(start, options.quiet, &mut stop_rx.clone()).await {
             ctrl_c.abort();
-            let status = status_of(&checkpoint, meta)?;
-            let _ = status::write_snapshot(&run_dir, &status, false);
-            let end = RunEnd::Stopped;
-            return Ok((
-                RunReport {
-                    run_dir,
-                    end,
-                    status,
-                    collected: None,
-                },
-                checkpoint,
-            ));
+            return finish(run_dir, RunEnd::Stopped, checkpoint, meta);
         }
     }
 
@@ -445,6 +434,11 @@ async fn send_all(
         (None, Ok(())) if stopped => RunEnd::Stopped,
         (None, Ok(())) => RunEnd::Complete,
     };
+    finish(run_dir, end, checkpoint, meta)
+}
+
+/// How a send ended: the final status, also left in the snapshot that `status` reads.
+fn finish(run_dir: PathBuf, end: RunEnd, checkpoint: Checkpoint, meta: &RunMeta) -> Result<(RunReport, Checkpoint)> {
     let status = status_of(&checkpoint, meta)?;
     if let Err(error) = status::write_snapshot(&run_dir, &status, false) {
         eprintln!("warning: cannot write {}: {error}", status::SNAPSHOT_FILE);
