@@ -389,13 +389,20 @@ fn an_unbalanced_quote_at_row_10_of_1000_refuses_naming_the_row_and_column() {
     )
     .unwrap();
     let campaign = campaign(dir.path(), "people.csv", NAME_AND_COUPON);
-    refused(
-        dir.path(),
-        &campaign,
-        &[],
-        "a runaway quote",
-        &["people.csv", "row 10 (line 11)", "column \"name\"", "never closed"],
-    );
+    for block_bytes in [None, Some("256")] {
+        // Also with the file read in parallel blocks of 256 bytes, as a large file is.
+        let env: Vec<(&str, &str)> = block_bytes
+            .map(|b| ("MSGBATCH_CSV_BLOCK_BYTES", b))
+            .into_iter()
+            .collect();
+        refused(
+            dir.path(),
+            &campaign,
+            &env,
+            "a runaway quote",
+            &["people.csv", "row 10 (line 11)", "column \"name\"", "never closed"],
+        );
+    }
 }
 
 /// `sh -c script` in `dir` with the environment the tests give the binary.

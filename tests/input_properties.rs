@@ -161,6 +161,70 @@ proptest! {
     }
 }
 
+/// What a reader made of a file: its rows, or the words of the error that refused it.
+fn read_outcome(source: Result<Box<dyn input::RowSource>, InputError>) -> Result<Vec<RawRow>, String> {
+    source.and_then(|source| read_all(source, 5)).map_err(|e| e.to_string())
+}
+
+/// A large file read in parallel blocks reads exactly as when read in one piece: the same rows,
+/// numbered the same, the same reasons, or the same refusal naming the same row and line.
+fn check_blocks_read_as_one(
+    bytes: &[u8],
+    encoding: Encoding,
+    max_field: usize,
+    block: usize,
+) -> Result<(), TestCaseError> {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(bytes).unwrap();
+    let whole = read_outcome(input::open_csv_in_blocks(
+        file.path(),
+        encoding,
+        &spec(),
+        max_field,
+        usize::MAX / 4,
+    ));
+    let blocks = read_outcome(input::open_csv_in_blocks(
+        file.path(),
+        encoding,
+        &spec(),
+        max_field,
+        block,
+    ));
+    prop_assert_eq!(blocks, whole);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn csv_read_in_blocks_reads_as_in_one_piece(
+        body in csv_rows(),
+        header_end in prop::sample::select(vec![&b"\n"[..], b"\r\n"]),
+        bom in any::<bool>(),
+        encoding in prop_oneof![Just(Encoding::Auto), Just(Encoding::Utf8), Just(Encoding::Cp949)],
+        max_field in prop_oneof![Just(6usize), Just(1 << 20)],
+        block in 1usize..64,
+    ) {
+        let mut bytes = if bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+        bytes.extend_from_slice(b"phone,name,coupon");
+        bytes.extend_from_slice(header_end);
+        bytes.extend_from_slice(&body);
+        check_blocks_read_as_one(&bytes, encoding, max_field, block)?;
+    }
+
+    #[test]
+    fn csv_of_any_bytes_read_in_blocks_reads_as_in_one_piece(
+        body in csv_body(),
+        encoding in prop_oneof![Just(Encoding::Auto), Just(Encoding::Cp949)],
+        block in 1usize..64,
+    ) {
+        let mut bytes = b"phone,name,coupon\n".to_vec();
+        bytes.extend_from_slice(&body);
+        check_blocks_read_as_one(&bytes, encoding, 1 << 20, block)?;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parquet on generated schemas.
 

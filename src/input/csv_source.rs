@@ -22,18 +22,82 @@ const SNIFF_BYTES: usize = 64 * 1024;
 type Source = RecordWindow<Box<dyn Read + Send>>;
 
 pub struct CsvRows {
-    path: PathBuf,
+    columns: Columns,
     reader: csv::Reader<Source>,
-    headers: Vec<String>,
-    phone: usize,
-    name: Option<usize>,
-    vars: Vec<usize>,
     record: csv::ByteRecord,
     next_row: u64,
-    encoding: &'static str,
-    max_field: usize,
+    /// Lines before the first byte this reader sees (a block of a file read in parallel starts
+    /// part-way down the file).
+    line_offset: u64,
+}
+
+/// What every reader of one file shares: its header, the mapped columns and how fields are read.
+#[derive(Debug, Clone)]
+pub(super) struct Columns {
+    pub path: PathBuf,
+    pub headers: Vec<String>,
+    pub phone: usize,
+    pub name: Option<usize>,
+    pub vars: Vec<usize>,
+    pub encoding: &'static str,
+    pub max_field: usize,
     /// Decoded from CP949: a U+FFFD in a field marks bytes that were not CP949 (see `decode`).
-    from_cp949: bool,
+    pub from_cp949: bool,
+}
+
+/// A file opened for reading: its encoding chosen, the first bytes read, the file positioned
+/// after them.
+pub(super) struct Sniffed {
+    pub file: File,
+    pub prefix: Vec<u8>,
+    pub encoding: Encoding,
+    /// Bytes of a UTF-8 byte-order mark to skip.
+    pub skip: usize,
+}
+
+/// Opens `path` and decides its encoding from its first 64 KiB (see the module's doc).
+pub(super) fn sniff(path: &Path, encoding: Encoding) -> Result<Sniffed, InputError> {
+    let open_error = |source| InputError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(open_error)?;
+    let mut prefix = vec![0u8; SNIFF_BYTES];
+    let mut filled = 0;
+    while filled < prefix.len() {
+        match file.read(&mut prefix[filled..]).map_err(open_error)? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    prefix.truncate(filled);
+    let has_bom = prefix.starts_with(BOM);
+    let chosen = match encoding {
+        Encoding::Utf8 => Encoding::Utf8,
+        Encoding::Cp949 => Encoding::Cp949,
+        Encoding::Auto if has_bom || looks_like_utf8(&prefix) => Encoding::Utf8,
+        Encoding::Auto => Encoding::Cp949,
+    };
+    let skip = if has_bom && chosen == Encoding::Utf8 {
+        BOM.len()
+    } else {
+        0
+    };
+    Ok(Sniffed {
+        file,
+        prefix,
+        encoding: chosen,
+        skip,
+    })
+}
+
+/// The name of the encoding rows are read in, for the report.
+pub(super) fn encoding_name(encoding: Encoding, skip: usize) -> &'static str {
+    match (encoding, skip) {
+        (Encoding::Cp949, _) => "cp949",
+        (_, 0) => "utf-8",
+        _ => "utf-8 (BOM)",
+    }
 }
 
 /// Whether `prefix` reads as UTF-8, allowing a character cut off at its end.
@@ -47,7 +111,7 @@ fn looks_like_utf8(prefix: &[u8]) -> bool {
 /// The most bytes a record of `columns` fields may take before it is stopped: every field at the
 /// cap and one more, so that a field over the cap in a record that does end is rejected as a row,
 /// and only a record that does not end refuses the file.
-fn record_limit(max_field: usize, columns: usize) -> usize {
+pub(super) fn record_limit(max_field: usize, columns: usize) -> usize {
     max_field.saturating_mul(columns + 1)
 }
 
@@ -97,39 +161,21 @@ impl CsvRows {
         columns: &ColumnSpec,
         max_field: usize,
     ) -> Result<CsvRows, InputError> {
-        let open_error = |source| InputError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut file = File::open(path).map_err(open_error)?;
-        let mut prefix = vec![0u8; SNIFF_BYTES];
-        let mut filled = 0;
-        while filled < prefix.len() {
-            match file.read(&mut prefix[filled..]).map_err(open_error)? {
-                0 => break,
-                n => filled += n,
-            }
-        }
-        prefix.truncate(filled);
-        let has_bom = prefix.starts_with(BOM);
-        let chosen = match encoding {
-            Encoding::Utf8 => Encoding::Utf8,
-            Encoding::Cp949 => Encoding::Cp949,
-            Encoding::Auto if has_bom || looks_like_utf8(&prefix) => Encoding::Utf8,
-            Encoding::Auto => Encoding::Cp949,
-        };
-        let skip = if has_bom && chosen == Encoding::Utf8 {
-            BOM.len() as u64
-        } else {
-            0
-        };
-        file.seek(SeekFrom::Start(skip)).map_err(open_error)?;
-        let (source, name): (Box<dyn Read + Send>, &'static str) = match chosen {
-            Encoding::Cp949 => (
-                Box::new(Cp949Reader::new(BufReader::with_capacity(CHUNK_BYTES, file))),
-                "cp949",
-            ),
-            _ => (Box::new(file), if has_bom { "utf-8 (BOM)" } else { "utf-8" }),
+        let Sniffed {
+            mut file,
+            encoding: chosen,
+            skip,
+            ..
+        } = sniff(path, encoding)?;
+        file.seek(SeekFrom::Start(skip as u64))
+            .map_err(|source| InputError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let name = encoding_name(chosen, skip);
+        let source: Box<dyn Read + Send> = match chosen {
+            Encoding::Cp949 => Box::new(Cp949Reader::new(BufReader::with_capacity(CHUNK_BYTES, file))),
+            _ => Box::new(file),
         };
         let window = RecordWindow::new(source, record_limit(max_field, 1));
         let mut reader = csv::ReaderBuilder::new()
@@ -172,22 +218,73 @@ impl CsvRows {
         window.record_starts_at(data_start);
         window.set_limit(record_limit(max_field, headers.len()));
         Ok(CsvRows {
-            path: path.to_path_buf(),
+            columns: Columns {
+                path: path.to_path_buf(),
+                headers,
+                phone,
+                name: name_index,
+                vars,
+                encoding: name,
+                max_field,
+                from_cp949: chosen == Encoding::Cp949,
+            },
             reader,
-            headers,
-            phone,
-            name: name_index,
-            vars,
             record: csv::ByteRecord::new(),
             next_row: 1,
-            encoding: name,
-            max_field,
-            from_cp949: chosen == Encoding::Cp949,
+            line_offset: 0,
         })
     }
 
+    /// A reader of one block of a file whose header was read already: `bytes` start at a record
+    /// boundary, on line `first_line` of the file (see `csv_blocks`). Rows are numbered from 1.
+    pub(super) fn block(columns: Columns, bytes: Vec<u8>, first_line: u64) -> CsvRows {
+        let bytes = std::io::Cursor::new(bytes);
+        let source: Box<dyn Read + Send> = if columns.from_cp949 {
+            Box::new(Cp949Reader::new(bytes))
+        } else {
+            Box::new(bytes)
+        };
+        let window = RecordWindow::new(source, record_limit(columns.max_field, columns.headers.len()));
+        let reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .has_headers(false)
+            .buffer_capacity(CHUNK_BYTES)
+            .from_reader(window);
+        CsvRows {
+            columns,
+            reader,
+            record: csv::ByteRecord::new(),
+            next_row: 1,
+            line_offset: first_line - 1,
+        }
+    }
+
+    /// Reads up to `max` more rows into `rows`; answers whether the file may hold more.
+    pub(super) fn read_rows(&mut self, rows: &mut Vec<RawRow>, max: usize) -> Result<bool, InputError> {
+        let goal = rows.len() + max;
+        while rows.len() < goal {
+            let row = self.next_row;
+            let start = self.reader.position().clone();
+            match self.reader.read_byte_record(&mut self.record) {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(error) => return Err(self.read_error(error, row, &start)),
+            }
+            let end = self.reader.position().byte();
+            let bytes = self.record.as_slice();
+            let suspicious = has_control_byte(bytes);
+            if suspicious && has_line_break(bytes) {
+                self.check_quotes(row, &start, end)?;
+            }
+            rows.push(self.row(row, suspicious));
+            self.next_row += 1;
+            self.reader.get_mut().record_starts_at(end);
+        }
+        Ok(true)
+    }
+
     fn column_name(&self, index: usize) -> String {
-        match self.headers.get(index) {
+        match self.columns.headers.get(index) {
             Some(name) => name.clone(),
             None => format!("column {} (beyond the header)", index + 1),
         }
@@ -197,27 +294,31 @@ impl CsvRows {
     fn row(&self, row: u64, suspicious: bool) -> RawRow {
         let record = &self.record;
         let mut unreadable = None;
-        if record.len() != self.headers.len() {
+        if record.len() != self.columns.headers.len() {
             unreadable = Some(Unreadable::Ragged {
                 fields: record.len(),
-                expected: self.headers.len(),
-                column: self.column_name(record.len().min(self.headers.len())),
+                expected: self.columns.headers.len(),
+                column: self.column_name(record.len().min(self.columns.headers.len())),
             });
         }
-        if record.as_slice().len() > self.max_field {
-            if let Some(index) = record.iter().position(|field| field.len() > self.max_field) {
+        if record.as_slice().len() > self.columns.max_field {
+            if let Some(index) = record.iter().position(|field| field.len() > self.columns.max_field) {
                 unreadable.get_or_insert(Unreadable::FieldTooLarge {
                     column: self.column_name(index),
                     bytes: record[index].len(),
-                    limit: self.max_field,
+                    limit: self.columns.max_field,
                 });
             }
         }
         let mut field = |index: usize| -> Option<String> {
-            let bytes = record.get(index).filter(|bytes| bytes.len() <= self.max_field)?;
+            let bytes = record
+                .get(index)
+                .filter(|bytes| bytes.len() <= self.columns.max_field)?;
             let problem = match std::str::from_utf8(bytes) {
                 Err(_) => "bytes that are not UTF-8 text",
-                Ok(text) if self.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
+                Ok(text) if self.columns.from_cp949 && text.contains('\u{FFFD}') => {
+                    "bytes that are not CP949 (EUC-KR) text"
+                }
                 Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
                     None => return Some(text.to_string()),
                     Some(problem) => problem,
@@ -229,9 +330,9 @@ impl CsvRows {
             });
             None
         };
-        let phone = field(self.phone);
-        let name = self.name.and_then(&mut field);
-        let vars = self.vars.iter().map(|&i| field(i)).collect();
+        let phone = field(self.columns.phone);
+        let name = self.columns.name.and_then(&mut field);
+        let vars = self.columns.vars.iter().map(|&i| field(i)).collect();
         RawRow {
             row,
             phone,
@@ -247,10 +348,10 @@ impl CsvRows {
             debug_assert!(false, "the window holds the record just read");
             return Ok(());
         };
-        match unbalanced_quote(raw, start.line()) {
+        match unbalanced_quote(raw, start.line() + self.line_offset) {
             None => Ok(()),
             Some((field, line, problem)) => Err(InputError::UnbalancedQuote {
-                path: self.path.clone(),
+                path: self.columns.path.clone(),
                 row,
                 line,
                 column: self.column_name(field),
@@ -268,7 +369,7 @@ impl CsvRows {
                 other => std::io::Error::other(format!("{other:?}")),
             };
             return InputError::Read {
-                path: self.path.clone(),
+                path: self.columns.path.clone(),
                 row,
                 source,
             };
@@ -276,18 +377,18 @@ impl CsvRows {
         let (fields, fault) = raw_record::split(window.current_record());
         let index = fields
             .iter()
-            .position(|field| field.len() > self.max_field)
+            .position(|field| field.len() > self.columns.max_field)
             .unwrap_or(fields.len().saturating_sub(1));
         let cause = match fault {
             Some(QuoteFault::Unclosed { field }) if field == index => "a quote opens it and is never closed",
             _ => "no line break ends the record: is this a CSV file?",
         };
         InputError::FieldTooLarge {
-            path: self.path.clone(),
+            path: self.columns.path.clone(),
             row,
-            line: start.line(),
+            line: start.line() + self.line_offset,
             column: self.column_name(index),
-            limit: self.max_field,
+            limit: self.columns.max_field,
             cause,
         }
     }
@@ -296,29 +397,12 @@ impl CsvRows {
 impl RowSource for CsvRows {
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError> {
         let mut rows = Vec::with_capacity(max);
-        while rows.len() < max {
-            let row = self.next_row;
-            let start = self.reader.position().clone();
-            match self.reader.read_byte_record(&mut self.record) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(error) => return Err(self.read_error(error, row, &start)),
-            }
-            let end = self.reader.position().byte();
-            let bytes = self.record.as_slice();
-            let suspicious = has_control_byte(bytes);
-            if suspicious && has_line_break(bytes) {
-                self.check_quotes(row, &start, end)?;
-            }
-            rows.push(self.row(row, suspicious));
-            self.next_row += 1;
-            self.reader.get_mut().record_starts_at(end);
-        }
+        self.read_rows(&mut rows, max)?;
         Ok((!rows.is_empty()).then_some(rows))
     }
 
     fn encoding(&self) -> &'static str {
-        self.encoding
+        self.columns.encoding
     }
 }
 

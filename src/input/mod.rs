@@ -5,6 +5,7 @@
 //! is one). A row that is a record but cannot be read carries why in `unreadable`, and the plan
 //! rejects it with that reason.
 
+mod csv_blocks;
 mod csv_source;
 mod decode;
 mod parquet_source;
@@ -171,12 +172,35 @@ pub fn open_csv(
     columns: &ColumnSpec,
     max_field_bytes: usize,
 ) -> Result<Box<dyn RowSource>, InputError> {
+    open_csv_in_blocks(path, encoding, columns, max_field_bytes, csv_block_bytes())
+}
+
+/// As [`open_csv`], reading a file of at least two blocks of `block_bytes` on every core.
+pub fn open_csv_in_blocks(
+    path: &Path,
+    encoding: Encoding,
+    columns: &ColumnSpec,
+    max_field_bytes: usize,
+    block_bytes: usize,
+) -> Result<Box<dyn RowSource>, InputError> {
+    if let Some(blocked) = csv_blocks::open(path, encoding, columns, max_field_bytes, block_bytes.max(1))? {
+        return Ok(Box::new(blocked));
+    }
     Ok(Box::new(csv_source::CsvRows::open(
         path,
         encoding,
         columns,
         max_field_bytes,
     )?))
+}
+
+/// The size of the blocks a large CSV file is read in: `MSGBATCH_CSV_BLOCK_BYTES`, else 1 MiB.
+fn csv_block_bytes() -> usize {
+    std::env::var(csv_blocks::BLOCK_BYTES_VAR)
+        .ok()
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .filter(|&bytes| bytes > 0)
+        .unwrap_or(csv_blocks::DEFAULT_BLOCK_BYTES)
 }
 
 /// Why a text value cannot go into a message, if it cannot: a NUL would reach the handset.
