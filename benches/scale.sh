@@ -1,39 +1,112 @@
 #!/usr/bin/env bash
-# Measures validate and run at scale: generates N SMS recipients, runs `msgbatch validate` on them,
-# then `msgbatch run` against a sandbox in a separate process (so the figures are the client's
-# alone), and prints wall time, rows/s, client CPU per recipient and peak RSS.
+# Measures validate and run at scale: generates N recipients, runs `msgbatch validate` on them (as
+# UTF-8 CSV, as a CP949 copy and as Parquet, beside the floor: the time to read the file), then
+# `msgbatch run` against a sandbox in a separate process (so the figures are the client's alone),
+# and `msgbatch report`; prints wall time, rows/s, CPU per row and peak RSS.
 #
-#   bash benches/scale.sh 1000000            # validate + run at 1 M
+#   bash benches/scale.sh 1000000            # validate + run + report at 1 M
 #   bash benches/scale.sh 10000000 validate  # validate only at 10 M
 #   bash benches/scale.sh 1000000 all 1000   # chunks of 1,000 instead of 100
+#   SHAPE=simple bash benches/scale.sh ...   # the old rows: one phone spelling, ASCII coupon, ~28 bytes
 #
-# Needs /usr/bin/time (GNU time) and python3. Files go to ${SCALE_DIR:-/tmp/msgbatch-scale}.
+# Realistic rows (the default) look like a campaign list: columns hp,name,VAR1,VAR2; Hangul names of
+# three syllables; a coupon code and a date as variables; phone spellings mixed (60 % 01012345678,
+# 30 % 010-1234-5678, 9 % +82 10-1234-5678, 1 % landlines, which are rejected); about 3 % repeated
+# numbers; about 41 bytes a row. The message is a Korean SMS of about 75 EUC-KR bytes with #{이름},
+# #{VAR1} and #{VAR2}.
+#
+# Needs /usr/bin/time (GNU time), python3 (with pyarrow for the Parquet copy; skipped without it).
+# Files go to ${SCALE_DIR:-/tmp/msgbatch-scale}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${1:-1000000}
 what=${2:-all}
 chunk=${3:-100}
+shape=${SHAPE:-realistic}
 dir=${SCALE_DIR:-/tmp/msgbatch-scale}
 mkdir -p "$dir"
 cargo build --release --quiet
 bin=$PWD/target/release/msgbatch
 
-csv="$dir/recipients-$rows.csv"
+csv="$dir/recipients-$shape-$rows.csv"
 if [ ! -f "$csv" ]; then
-    python3 - "$rows" "$csv" <<'PY'
-import sys
-rows, path = int(sys.argv[1]), sys.argv[2]
-names = ["김민수", "이서연", "박지훈", "최유진", "정하늘", "강도윤", "윤서준", "장민지"]
+    python3 - "$rows" "$csv" "$shape" <<'PY'
+import random, sys
+rows, path, shape = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rng = random.Random(20261122)
+
+def mobile(i):
+    # Distinct numbers whose last two digits stay below 90 (the sandbox's failure rules use 91-96).
+    n = (i // 90) * 100 + i % 90
+    return f"{10000000 + n:08d}"
+
 with open(path, "w", encoding="utf-8", buffering=1 << 20) as f:
-    f.write("phone,name,coupon\n")
+    if shape == "simple":
+        names = ["김민수", "이서연", "박지훈", "최유진", "정하늘", "강도윤", "윤서준", "장민지"]
+        f.write("phone,name,coupon\n")
+        for i in range(rows):
+            f.write(f"010{mobile(i)},{names[i % 8]},C{i % 1000:04d}\n")
+        sys.exit(0)
+    surnames = "김이박최정강조윤장임한오서신권황안송류홍"
+    given = "민서지현우준도하윤수영진예은성재가연태희주원경나"
+    letters = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    dates = [f"2026-12-{d:02d}" for d in range(1, 32)]
+    f.write("hp,name,VAR1,VAR2\n")
+    issued = 0
     for i in range(rows):
-        # Distinct numbers whose last two digits stay below 90 (the sandbox's failure rules use 91-96).
-        n = (i // 90) * 100 + i % 90
-        f.write(f"010{10000000 + n:08d},{names[i % 8]},C{i % 1000:04d}\n")
+        roll = rng.random()
+        if roll < 0.01:
+            phone = f"02-{rng.randrange(200, 999)}-{rng.randrange(1000, 9999)}"
+        else:
+            if roll < 0.04 and issued > 0:
+                digits = mobile(rng.randrange(issued))
+            else:
+                digits = mobile(issued)
+                issued += 1
+            spelling = rng.random()
+            if spelling < 0.60:
+                phone = f"010{digits}"
+            elif spelling < 0.90:
+                phone = f"010-{digits[:4]}-{digits[4:]}"
+            else:
+                phone = f"+82 10-{digits[:4]}-{digits[4:]}"
+        name = rng.choice(surnames) + rng.choice(given) + rng.choice(given)
+        coupon = "".join(rng.choice(letters) for _ in range(6))
+        f.write(f"{phone},{name},{coupon},{rng.choice(dates)}\n")
+PY
+fi
+cp949="${csv%.csv}.cp949.csv"
+if [ "$shape" = realistic ] && [ ! -f "$cp949" ]; then
+    python3 - "$csv" "$cp949" <<'PY'
+import sys
+with open(sys.argv[1], encoding="utf-8") as src, open(sys.argv[2], "w", encoding="cp949") as dst:
+    for line in src:
+        dst.write(line)
+PY
+fi
+parquet="${csv%.csv}.parquet"
+if [ "$shape" = realistic ] && [ ! -f "$parquet" ] && python3 -c "import pyarrow" 2>/dev/null; then
+    python3 - "$csv" "$parquet" <<'PY'
+import sys
+import pyarrow as pa, pyarrow.csv as pc, pyarrow.parquet as pq
+columns = {c: pa.string() for c in ["hp", "name", "VAR1", "VAR2"]}
+table = pc.read_csv(sys.argv[1], convert_options=pc.ConvertOptions(column_types=columns))
+pq.write_table(table, sys.argv[2])
 PY
 fi
 
-cat > "$dir/campaign.toml" <<TOML
+if [ "$shape" = simple ]; then
+    mapping='name = "name"
+variables = { VAR1 = "coupon" }'
+    text='[데모몰] #{name}님 쿠폰 #{VAR1} 도착'
+else
+    mapping='phone = "hp"
+name = "name"
+variables = { VAR1 = "VAR1", VAR2 = "VAR2" }'
+    text='[데모몰] #{이름}님, 쿠폰 #{VAR1}이 도착했어요. #{VAR2}까지 사용 가능합니다.'
+fi
+write_campaign() { # file, recipients
+    cat > "$1" <<TOML
 name = "scale"
 kind = "sms"
 endpoint = { base_url = "http://ADDR/standard", gateway_url = "http://ADDR/gateway" }
@@ -41,16 +114,17 @@ endpoint = { base_url = "http://ADDR/standard", gateway_url = "http://ADDR/gatew
 group_id = "demo"
 [message]
 service = 3001
-text = "[데모몰] #{name}님 쿠폰 #{VAR1} 도착"
+text = "$text"
 callback_no = "0212345678"
 [recipients]
-path = "$csv"
-name = "name"
-variables = { VAR1 = "coupon" }
+path = "$2"
+$mapping
 [send]
 chunk_size = $chunk
 concurrency = 8
 TOML
+}
+write_campaign "$dir/campaign.toml" "$csv"
 
 measure() { # label, command...
     local label=$1; shift
@@ -61,17 +135,40 @@ measure() { # label, command...
     user=$(sed -n 's/.*User time (seconds): //p' "$log")
     sys=$(sed -n 's/.*System time (seconds): //p' "$log")
     rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$log")
-    python3 - "$label" "$rows" "$wall" "$user" "$sys" "$rss" <<'PY'
+    python3 - "$label" "$rows" "$wall" "$user" "$sys" "$rss" "$dir/walls" <<'PY'
 import sys
 label, rows, wall, user, sys_, rss = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 parts = [float(p) for p in wall.split(":")]
 seconds = parts[-1] + 60 * parts[-2] + (3600 * parts[-3] if len(parts) == 3 else 0)
+open(sys.argv[7], "a").write(f"{label} {seconds}\n")
 print(f"{label:9} rows={rows:>10,} wall={seconds:7.2f}s rows/s={rows/seconds:>12,.0f} "
       f"cpu={user+sys_:7.2f}s cpu/row={(user+sys_)/rows*1e6:6.2f}us peak_rss={rss/1024:7.1f}MB")
 PY
 }
 
+rm -f "$dir/walls"
+# The floor: reading the file from the page cache (warmed by a first read).
+cat "$csv" >/dev/null
+measure floor cat "$csv"
 measure validate "$bin" validate "$dir/campaign.toml" --rejects "$dir/rejects.csv" --json
+if [ -f "$cp949" ]; then
+    write_campaign "$dir/campaign-cp949.toml" "$cp949"
+    measure cp949 "$bin" validate "$dir/campaign-cp949.toml" --rejects "$dir/rejects-cp949.csv" --json
+fi
+if [ -f "$parquet" ]; then
+    write_campaign "$dir/campaign-parquet.toml" "$parquet"
+    measure parquet "$bin" validate "$dir/campaign-parquet.toml" --rejects "$dir/rejects-parquet.csv" --json
+fi
+python3 - "$dir/walls" <<'PY'
+import sys
+walls = dict(line.split() for line in open(sys.argv[1]))
+floor = float(walls["floor"])
+for label in ("validate", "cp949", "parquet"):
+    if label in walls:
+        print(f"{label:9} {float(walls[label]) / floor:6.1f}x the floor ({floor:.2f}s to read the CSV)")
+if "cp949" in walls:
+    print(f"cp949     {float(walls['cp949']) / float(walls['validate']):6.2f}x the UTF-8 validate")
+PY
 [ "$what" = validate ] && exit 0
 
 log="$dir/sandbox.log"
@@ -83,3 +180,4 @@ addr=$(sed -n 's|^sandbox listening on http://||p' "$log")
 sed -i "s|ADDR|$addr|g" "$dir/campaign.toml"
 rm -rf "$dir/run"
 MSGBATCH_API_KEY=sbx-demo-key measure run "$bin" run "$dir/campaign.toml" --out "$dir/run" --json
+measure report "$bin" report "$dir/run" --json

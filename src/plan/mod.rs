@@ -43,6 +43,9 @@ pub struct PlannedRow {
 pub trait Visitor {
     type Error: From<PlanError>;
 
+    /// Whether the chunks' identities need the digest of their recipients (`chunk` sees it).
+    const DIGESTS: bool = true;
+
     /// Every input row, in input order.
     fn row(&mut self, row: PlannedRow) -> Result<(), Self::Error>;
 
@@ -69,7 +72,11 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
         suppression_entries: classifier.suppression_entries(),
         ..Scan::default()
     };
-    let mut cutter = Cutter::new(campaign.send.chunk_size);
+    let mut cutter = if V::DIGESTS {
+        Cutter::new(campaign.send.chunk_size)
+    } else {
+        Cutter::without_digests(campaign.send.chunk_size)
+    };
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<RawRow>, InputError>>(4);
     let reader = std::thread::spawn(move || loop {
         match source.next_batch(BATCH_ROWS) {
@@ -141,6 +148,7 @@ pub fn account(
     }
     impl<F: FnMut(u64), I: FnMut(&PlannedRow)> Visitor for Accountant<'_, F, I> {
         type Error = PlanError;
+        const DIGESTS: bool = false;
         fn row(&mut self, row: PlannedRow) -> Result<(), PlanError> {
             (self.inspect)(&row);
             match &row.fate {
