@@ -219,7 +219,13 @@ impl Live {
             } else {
                 status.not_accepted += 1;
             }
-            *status.statuses.entry(result.status.clone()).or_default() += 1;
+            // Counted without an allocation per recipient: the codes repeat.
+            match status.statuses.get_mut(result.status.as_str()) {
+                Some(count) => *count += 1,
+                None => {
+                    status.statuses.insert(result.status.clone(), 1);
+                }
+            }
         }
         let lane = status.lanes.entry(lane).or_default();
         let count = results.len() as u64;
