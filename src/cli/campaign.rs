@@ -348,8 +348,8 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
     );
 }
 
-pub fn report(run_dir: &Path, out: Option<&Path>, json: bool) -> Result<Exit> {
-    let summary = crate::report::write(run_dir, out)?;
+pub fn report(run_dir: &Path, out: Option<&Path>, lang: crate::report::Lang, json: bool) -> Result<Exit> {
+    let summary = crate::report::write(run_dir, out, lang)?;
     if json {
         output::json(&summary)?;
     } else {

@@ -62,6 +62,9 @@ pub enum Command {
         /// Folder for the report files (default: the run directory).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Language of summary.html.
+        #[arg(long, value_enum, default_value = "en")]
+        lang: crate::report::Lang,
         #[arg(long)]
         json: bool,
     },
@@ -364,7 +367,12 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             .await
         }
         Command::Status { run_dir, watch, json } => campaign::status(&run_dir, watch, json).await,
-        Command::Report { run_dir, out, json } => campaign::report(&run_dir, out.as_deref(), json),
+        Command::Report {
+            run_dir,
+            out,
+            lang,
+            json,
+        } => campaign::report(&run_dir, out.as_deref(), lang, json),
         Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
         Command::Retry {
             run_dir,

@@ -9,6 +9,7 @@ mod summary;
 
 pub use files::COLUMNS;
 pub use row::{ChargeState, Outcome, ReportRow};
+pub use summary::{Answers, Funnel, Lang, SendTimes};
 
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
@@ -39,6 +40,7 @@ pub struct ClassSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub campaign: PathBuf,
+    pub campaign_name: String,
     pub kind: String,
     pub status: engine::Status,
     pub acceptance: BTreeMap<String, u64>,
@@ -47,12 +49,17 @@ pub struct Summary {
     pub classes: BTreeMap<BillingClass, ClassSummary>,
     pub prices_known: bool,
     pub files: Vec<PathBuf>,
+    pub funnel: Funnel,
+    pub lanes: BTreeMap<Lane, Funnel>,
+    pub answers: Answers,
+    pub sends: SendTimes,
 }
 
 impl Summary {
     /// Adds a row. A class's `charged` counts every charge made, including those later refunded,
     /// so that it compares with the ledger's charges, and `refunded` its refunds.
-    fn tally(&mut self, row: &ReportRow) {
+    fn tally(&mut self, row: &ReportRow, sent_at: Option<i64>) {
+        self.count_for_people(row, sent_at);
         *self.acceptance.entry(row.outcome.bucket()).or_default() += 1;
         if !row.final_result.is_empty() {
             *self.final_results.entry(row.final_result.clone()).or_default() += 1;
@@ -102,12 +109,13 @@ struct Joiner<'a, F> {
 }
 
 impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> Joiner<'_, F> {
-    fn sent_row(&mut self, planned: &PlannedRow) -> Result<ReportRow> {
+    /// The row's report line, and the send time of its result if it has one.
+    fn sent_row(&mut self, planned: &PlannedRow) -> Result<(ReportRow, Option<i64>)> {
         let Some(slot) = planned.chunk else {
-            return Ok(row::build(self.campaign, planned, None, &self.pricing));
+            return Ok((row::build(self.campaign, planned, None, &self.pricing), None));
         };
         let Some(record) = self.known.records().get(&slot.key) else {
-            return Ok(row::build(self.campaign, planned, None, &self.pricing));
+            return Ok((row::build(self.campaign, planned, None, &self.pricing), None));
         };
         let loaded = self
             .loaded
@@ -136,12 +144,13 @@ impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> Joiner<'_, F> {
             }
             _ => None,
         };
+        let sent_at = result.map(|result| result.date);
         let sent = Sent {
             record,
             result,
             final_record,
         };
-        Ok(row::build(self.campaign, planned, Some(sent), &self.pricing))
+        Ok((row::build(self.campaign, planned, Some(sent), &self.pricing), sent_at))
     }
 }
 
@@ -149,8 +158,8 @@ impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> plan::Visitor for J
     type Error = anyhow::Error;
 
     fn row(&mut self, planned: PlannedRow) -> Result<()> {
-        let row = self.sent_row(&planned)?;
-        self.summary.tally(&row);
+        let (row, sent_at) = self.sent_row(&planned)?;
+        self.summary.tally(&row, sent_at);
         let recipient = match &planned.fate {
             Fate::Valid(recipient) => Some(recipient),
             _ => None,
@@ -189,6 +198,7 @@ impl RunRows {
     pub fn walk(&self, on_row: impl FnMut(&ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
         let summary = Summary {
             campaign: self.meta.campaign_file.clone(),
+            campaign_name: self.campaign.name.clone(),
             kind: self.meta.kind.clone(),
             status: engine::status_of(&self.checkpoint, &self.meta)?,
             prices_known: self.campaign.prices.is_some(),
@@ -243,8 +253,8 @@ impl Drop for Staged {
     }
 }
 
-/// Writes the report of a run: `report.csv`, `report.parquet`, `summary.json`, `summary.md`, `summary.html`.
-pub fn write(run_dir: &Path, out: Option<&Path>) -> Result<Summary> {
+/// Writes the report of a run: `report.csv`, `report.parquet`, `summary.json`, `summary.md`, `summary.html` (in `lang`).
+pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang) -> Result<Summary> {
     let rows = RunRows::open(run_dir)?;
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
     crate::files::create_private_dir(&out)?;
@@ -264,7 +274,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>) -> Result<Summary> {
     for (name, body) in [
         ("summary.json", serde_json::to_string_pretty(&summary)?),
         ("summary.md", summary::markdown(&summary)),
-        ("summary.html", summary::html(&summary)),
+        ("summary.html", summary::html(&summary, lang)),
     ] {
         let file = Staged::new(out.join(name));
         file.create()?

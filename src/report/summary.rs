@@ -1,14 +1,119 @@
-//! The run's summary for people: Markdown and a self-contained HTML page.
+//! The run's summary for people: what the rows add up to (funnel, lanes, the service's answers, send times), as Markdown and a self-contained HTML page.
 
+mod html;
+mod labels;
+mod timeline;
+
+pub use html::html;
+pub use labels::Lang;
+pub use timeline::SendTimes;
+
+use super::row::{ChargeState, Outcome, ReportRow};
 use super::Summary;
+use crate::campaign::Lane;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How far the rows got: each stage counts the rows that reached it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Funnel {
+    pub rows: u64,
+    /// Neither rejected, nor a duplicate, nor suppressed.
+    pub valid: u64,
+    /// In a request the service answered.
+    pub sent: u64,
+    pub accepted: u64,
+    pub not_accepted: u64,
+    /// The primary message reached the phone: accepted on the standard deployment (its send
+    /// response is the final record), final result `OK` on the gateway.
+    pub delivered: u64,
+    pub fallback_sent: u64,
+    pub uncertain: u64,
+    pub pending: u64,
+}
+
+impl Funnel {
+    fn count(&mut self, row: &ReportRow) {
+        self.rows += 1;
+        match &row.outcome {
+            Outcome::Rejected(_) | Outcome::Duplicate | Outcome::Suppressed => return,
+            Outcome::Pending => self.pending += 1,
+            Outcome::Uncertain => self.uncertain += 1,
+            Outcome::Answered { accepted, .. } => {
+                self.sent += 1;
+                if *accepted {
+                    self.accepted += 1;
+                } else {
+                    self.not_accepted += 1;
+                }
+            }
+        }
+        self.valid += 1;
+        // `charged` is exactly "the primary message was delivered" (row::charge decides it once).
+        if row.charge_state == ChargeState::Charged {
+            self.delivered += 1;
+        }
+        if row.fallback.is_some() {
+            self.fallback_sent += 1;
+        }
+    }
+}
+
+/// The service's per-recipient statuses, split by whether each meant it took the message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Answers {
+    pub accepted: BTreeMap<String, u64>,
+    pub not_accepted: BTreeMap<String, u64>,
+}
+
+impl Summary {
+    /// Adds a row to the figures people read; `sent_at` is its send time (epoch ms) if it has one.
+    pub(super) fn count_for_people(&mut self, row: &ReportRow, sent_at: Option<i64>) {
+        self.funnel.count(row);
+        if let Some(lane) = row.lane {
+            self.lanes.entry(lane).or_default().count(row);
+        }
+        if let Outcome::Answered { status, accepted } = &row.outcome {
+            let statuses = if *accepted {
+                &mut self.answers.accepted
+            } else {
+                &mut self.answers.not_accepted
+            };
+            *statuses.entry(status.clone()).or_default() += 1;
+            if let Some(date) = sent_at {
+                self.sends.record(date);
+            }
+        }
+    }
+
+    /// The lanes in the order of [`Lane::ALL`].
+    fn lanes_in_order(&self) -> impl Iterator<Item = (Lane, &Funnel)> {
+        Lane::ALL
+            .into_iter()
+            .filter_map(|lane| self.lanes.get(&lane).map(|funnel| (lane, funnel)))
+    }
+}
 
 pub(super) fn markdown(summary: &Summary) -> String {
     let status = &summary.status;
     let mut out = format!(
         "# Delivery report: {}\n\nKind: `{}`\n\n",
-        summary.campaign.display(),
-        summary.kind
+        summary.campaign_name, summary.kind
     );
+    let sends = &summary.sends;
+    if let (Some(first), Some(last), Some(took)) = (sends.first(), sends.last(), sends.duration_ms()) {
+        out.push_str(&format!(
+            "Sent {} – {} KST ({})\n\n",
+            labels::time(first),
+            labels::time(last),
+            labels::duration(took, Lang::En)
+        ));
+    }
+    let funnel = &summary.funnel;
+    out.push_str(&format!(
+        "Rows {} → valid {} → sent {} → accepted {} → delivered {}\n\n",
+        funnel.rows, funnel.valid, funnel.sent, funnel.accepted, funnel.delivered
+    ));
     out.push_str(&format!("**{}**\n\n", status.equation()));
     out.push_str("| acceptance | rows |\n|---|---:|\n");
     for (acceptance, count) in &summary.acceptance {
@@ -38,65 +143,4 @@ pub(super) fn markdown(summary: &Summary) -> String {
         out.push_str("\nAmounts are 0: the campaign gives no `[prices]`.\n");
     }
     out
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A self-contained page: the accounting equation, a bar chart of rows by acceptance, and the charges.
-pub(super) fn html(summary: &Summary) -> String {
-    let status = &summary.status;
-    let buckets = [
-        ("rejected", status.rejected, "#c0392b"),
-        ("duplicates", status.duplicates, "#7f8c8d"),
-        ("suppressed", status.suppressed, "#95a5a6"),
-        ("sent", status.sent, "#27ae60"),
-        ("uncertain", status.uncertain, "#e67e22"),
-        ("pending", status.pending, "#2980b9"),
-    ];
-    let max = buckets.iter().map(|(_, n, _)| *n).max().unwrap_or(0).max(1);
-    let mut bars = String::new();
-    for (index, (label, count, color)) in buckets.iter().enumerate() {
-        let width = 420.0 * *count as f64 / max as f64;
-        let y = 10 + index * 30;
-        bars.push_str(&format!(
-            "<text x=\"0\" y=\"{}\" font-size=\"13\">{label}</text><rect x=\"100\" y=\"{y}\" width=\"{width:.1}\" height=\"20\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"13\">{count}</text>",
-            y + 15,
-            106.0 + width,
-            y + 15
-        ));
-    }
-    let mut classes = String::new();
-    for (class, totals) in &summary.classes {
-        classes.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(class.as_str()),
-            totals.charged,
-            totals.charged_count,
-            totals.refunded,
-            totals.provisional,
-            totals.disputed
-        ));
-    }
-    let mut results = String::new();
-    for (result, count) in summary.acceptance.iter().chain(summary.final_results.iter()) {
-        results.push_str(&format!("<tr><td>{}</td><td>{count}</td></tr>", escape(result)));
-    }
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>msgbatch report</title>\
-         <style>body{{font-family:sans-serif;margin:2em;max-width:60em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:right}}td:first-child,th:first-child{{text-align:left}}</style></head>\
-         <body><h1>Delivery report</h1><p>{}</p><p>Kind <code>{}</code></p><p><strong>{}</strong></p>\
-         <svg width=\"640\" height=\"{}\" role=\"img\" aria-label=\"rows by bucket\">{bars}</svg>\
-         <h2>Statuses</h2><table><tr><th>status</th><th>rows</th></tr>{results}</table>\
-         <h2>Charges by billing class</h2><table><tr><th>class</th><th>charged</th><th>charged rows</th><th>refunded</th><th>provisional</th><th>disputed</th></tr>{classes}</table>\
-         </body></html>\n",
-        escape(&summary.campaign.display().to_string()),
-        escape(&summary.kind),
-        escape(&status.equation()),
-        buckets.len() * 30 + 20
-    )
 }
