@@ -130,6 +130,8 @@ fn retry_campaign_text(campaign: &Campaign, recipients_file: &Path) -> Result<St
     );
     recipients.insert("format".into(), toml::Value::String("csv".into()));
     recipients.insert("encoding".into(), toml::Value::String("utf-8".into()));
+    // The subset is a CSV: a spreadsheet's sheet no longer applies (and would be refused).
+    recipients.remove("sheet");
     document.remove("output");
     Ok(format!(
         "# Retry of {}: only the recipients listed in recipients.csv.\n{}",

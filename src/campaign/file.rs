@@ -116,6 +116,7 @@ pub(super) struct RecipientsFile {
     pub format: Option<InputFormat>,
     #[serde(default)]
     pub encoding: Encoding,
+    pub sheet: Option<String>,
     pub phone: Option<String>,
     pub name: Option<String>,
     #[serde(default)]

@@ -115,11 +115,38 @@ pub enum Encoding {
     Cp949,
 }
 
+/// `format` of a recipients file.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum InputFormat {
     Csv,
     Parquet,
+    /// Excel 2007 and later (`.xlsx`, `.xlsm`).
+    Xlsx,
+    /// Excel 97–2003.
+    Xls,
+    /// OpenDocument spreadsheet (LibreOffice).
+    Ods,
+}
+
+impl InputFormat {
+    /// The format a file name says, if it says one.
+    pub fn from_path(path: &Path) -> Option<InputFormat> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match extension.as_str() {
+            "csv" | "txt" | "tsv" => InputFormat::Csv,
+            "parquet" | "pq" => InputFormat::Parquet,
+            "xlsx" | "xlsm" => InputFormat::Xlsx,
+            "xls" => InputFormat::Xls,
+            "ods" => InputFormat::Ods,
+            _ => return None,
+        })
+    }
+
+    /// Whether the file is a workbook of sheets (`recipients.sheet` applies).
+    pub fn is_spreadsheet(self) -> bool {
+        matches!(self, InputFormat::Xlsx | InputFormat::Xls | InputFormat::Ods)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -152,6 +179,8 @@ pub struct Recipients {
     pub path: PathBuf,
     pub format: InputFormat,
     pub encoding: Encoding,
+    /// The sheet of a spreadsheet to read (`None`: the first).
+    pub sheet: Option<String>,
     pub phone_column: String,
     pub name_column: Option<String>,
     /// Template variable (`VAR1`, ...) to column, in key order.

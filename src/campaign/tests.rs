@@ -31,6 +31,49 @@ fn a_minimal_sms_campaign_is_valid_with_defaults() {
 }
 
 #[test]
+fn the_recipients_format_comes_from_the_name_or_the_setting() {
+    let format = |path: &str, extra: &str| {
+        parse(&SMS.replace("path = \"people.csv\"", &format!("path = \"{path}\"\n{extra}")))
+            .map(|c| c.recipients.format)
+    };
+    for (path, expected) in [
+        ("people.XLSX", InputFormat::Xlsx),
+        ("people.xlsm", InputFormat::Xlsx),
+        ("people.xls", InputFormat::Xls),
+        ("people.ods", InputFormat::Ods),
+        ("people.pq", InputFormat::Parquet),
+        ("people.tsv", InputFormat::Csv),
+    ] {
+        assert_eq!(format(path, "").unwrap(), expected, "{path}");
+    }
+    assert_eq!(format("export.dat", "format = \"xlsx\"").unwrap(), InputFormat::Xlsx);
+    let error = format("export.dat", "").unwrap_err().to_string();
+    assert!(
+        error.contains("recipients.format") && error.contains("\"xlsx\""),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_sheet_is_read_from_spreadsheets_only_and_encoding_from_csv_only() {
+    let recipients = |path: &str, extra: &str| {
+        parse(&SMS.replace("path = \"people.csv\"", &format!("path = \"{path}\"\n{extra}"))).map(|c| c.recipients)
+    };
+    let named = recipients("people.xlsx", "sheet = \"고객\"").unwrap();
+    assert_eq!(named.sheet.as_deref(), Some("고객"));
+    assert_eq!(recipients("people.ods", "").unwrap().sheet, None);
+    for (path, extra, key) in [
+        ("people.csv", "sheet = \"고객\"", "recipients.sheet"),
+        ("people.parquet", "sheet = \"고객\"", "recipients.sheet"),
+        ("people.xlsx", "sheet = \" \"", "recipients.sheet"),
+        ("people.xlsx", "encoding = \"cp949\"", "recipients.encoding"),
+    ] {
+        let error = recipients(path, extra).unwrap_err().to_string();
+        assert!(error.contains(key), "{path} {extra}: {error}");
+    }
+}
+
+#[test]
 fn unknown_keys_are_refused_by_name() {
     let error = parse(&SMS.replace("callback_no", "callback_number"))
         .unwrap_err()

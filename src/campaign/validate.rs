@@ -138,26 +138,29 @@ impl<'a> Validator<'a> {
 
     fn recipients(&self, file: RecipientsFile) -> Result<Recipients, CampaignError> {
         let path = self.resolve(&file.path);
-        let format = match file.format {
+        let format = match file.format.or_else(|| InputFormat::from_path(&path)) {
             Some(format) => format,
-            None => match path
-                .extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .as_deref()
-            {
-                Some("parquet") | Some("pq") => InputFormat::Parquet,
-                Some("csv") | Some("txt") | Some("tsv") => InputFormat::Csv,
-                _ => {
-                    return Err(self.error(
-                        "recipients.format",
-                        "cannot tell from the file name: set \"csv\" or \"parquet\"",
-                    ))
-                }
-            },
+            None => {
+                return Err(self.error(
+                    "recipients.format",
+                    "cannot tell from the file name: set \"csv\", \"parquet\", \"xlsx\", \"xls\" or \"ods\"",
+                ))
+            }
         };
-        if format == InputFormat::Parquet && file.encoding != Encoding::Auto {
+        if format != InputFormat::Csv && file.encoding != Encoding::Auto {
             return Err(self.error("recipients.encoding", "applies to CSV only"));
+        }
+        match &file.sheet {
+            Some(_) if !format.is_spreadsheet() => {
+                return Err(self.error("recipients.sheet", "applies to Excel and ODS files only"))
+            }
+            Some(sheet) if sheet.trim().is_empty() => {
+                return Err(self.error(
+                    "recipients.sheet",
+                    "must not be empty: leave it out to read the first sheet",
+                ))
+            }
+            _ => {}
         }
         let mut variables = Vec::new();
         for (variable, column) in file.variables {
@@ -179,6 +182,7 @@ impl<'a> Validator<'a> {
             path,
             format,
             encoding: file.encoding,
+            sheet: file.sheet,
             phone_column: file.phone.unwrap_or_else(|| "phone".into()),
             name_column: file.name,
             variables,

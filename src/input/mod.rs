@@ -1,4 +1,4 @@
-//! Reading recipients: CSV (UTF-8 or CP949) and Parquet, streamed in bounded batches of raw rows.
+//! Reading recipients: CSV (UTF-8 or CP949), Parquet and spreadsheets (Excel, ODS), handed out in bounded batches of raw rows.
 //!
 //! The promise kept here: every record of the file comes out as one `RawRow`, in order, or the
 //! whole file is refused with an `InputError` naming the file (and the row and column when there
@@ -8,6 +8,7 @@
 mod csv_blocks;
 mod csv_source;
 mod decode;
+mod excel_source;
 mod parquet_source;
 mod parquet_types;
 pub mod phone_set;
@@ -15,11 +16,15 @@ mod raw_record;
 mod record_window;
 
 use crate::campaign::{Encoding, InputFormat};
+pub use excel_source::{cell_text, CellProblem};
 use std::path::{Path, PathBuf};
 
-/// One input row as read: the mapped columns only. `row` counts data rows from 1 (the header is not a row).
+/// One input row as read: the mapped columns only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawRow {
+    /// The number a person finds the row under, increasing through the file: CSV and Parquet
+    /// count data rows from 1 (the header is not a row); a spreadsheet gives the sheet's own row
+    /// number (header on row 1: the first data row is 2; a blank row is skipped, not counted).
     pub row: u64,
     pub phone: Option<String>,
     pub name: Option<String>,
@@ -45,6 +50,12 @@ pub enum Unreadable {
     /// A field longer than the field-size cap.
     #[error("{bytes} bytes, over the field-size cap of {limit} ({MAX_FIELD_BYTES_VAR})")]
     FieldTooLarge { column: String, bytes: usize, limit: usize },
+    /// A spreadsheet cell holding an error (`#N/A`), or a formula saved without its value.
+    #[error("{detail}")]
+    CellError { column: String, detail: String },
+    /// A number with a fraction where the phone number is: its digits would make a number no one wrote.
+    #[error("the number {value} has a fraction: not a phone number")]
+    PhoneFraction { column: String, value: String },
 }
 
 impl Unreadable {
@@ -53,7 +64,9 @@ impl Unreadable {
         match self {
             Unreadable::Ragged { column, .. }
             | Unreadable::NotText { column, .. }
-            | Unreadable::FieldTooLarge { column, .. } => column,
+            | Unreadable::FieldTooLarge { column, .. }
+            | Unreadable::CellError { column, .. }
+            | Unreadable::PhoneFraction { column, .. } => column,
         }
     }
 }
@@ -115,6 +128,14 @@ pub enum InputError {
     Malformed { path: PathBuf, row: u64, message: String },
     #[error("{path}: not a readable Parquet file: {message}")]
     Parquet { path: PathBuf, message: String },
+    #[error("{path}: not a readable spreadsheet: {message}")]
+    Spreadsheet { path: PathBuf, message: String },
+    #[error("{path}: `recipients.sheet`: no sheet is named {sheet:?} (sheets: {available})")]
+    UnknownSheet {
+        path: PathBuf,
+        sheet: String,
+        available: String,
+    },
     /// The file could be opened but reading it failed part-way (an I/O error, not its content).
     #[error("{path}: reading failed at row {row}: {source}")]
     Read {
@@ -152,16 +173,31 @@ pub trait RowSource: Send {
     fn encoding(&self) -> &'static str;
 }
 
-/// Opens `path` as `format`, checking the columns exist (and, for Parquet, that their types are readable).
+/// Opens `path` as `format` (a spreadsheet at its first sheet), checking the columns exist (and,
+/// for Parquet, that their types are readable).
 pub fn open(
     path: &Path,
     format: InputFormat,
     encoding: Encoding,
     columns: &ColumnSpec,
 ) -> Result<Box<dyn RowSource>, InputError> {
+    open_sheet(path, format, encoding, None, columns)
+}
+
+/// As `open`, reading the spreadsheet's `sheet` when one is named (see `recipients.sheet`).
+pub fn open_sheet(
+    path: &Path,
+    format: InputFormat,
+    encoding: Encoding,
+    sheet: Option<&str>,
+    columns: &ColumnSpec,
+) -> Result<Box<dyn RowSource>, InputError> {
     match format {
         InputFormat::Csv => open_csv(path, encoding, columns, max_field_bytes()?),
         InputFormat::Parquet => Ok(Box::new(parquet_source::ParquetRows::open(path, columns)?)),
+        InputFormat::Xlsx | InputFormat::Xls | InputFormat::Ods => {
+            Ok(Box::new(excel_source::SheetRows::open(path, format, sheet, columns)?))
+        }
     }
 }
 
@@ -201,6 +237,14 @@ fn csv_block_bytes() -> usize {
         .and_then(|value| value.trim().parse::<usize>().ok())
         .filter(|&bytes| bytes > 0)
         .unwrap_or(csv_blocks::DEFAULT_BLOCK_BYTES)
+}
+
+/// What a panic said, when it said it in words.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
 }
 
 /// Why a text value cannot go into a message, if it cannot: a NUL would reach the handset.

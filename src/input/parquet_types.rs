@@ -9,7 +9,7 @@
 
 use super::text_problem;
 use crate::campaign::quiet::kst;
-use chrono::{DateTime, NaiveDate, NaiveTime};
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime};
 use polars::prelude::*;
 
 /// One value as text (`None`: empty), or why it has no text form.
@@ -163,7 +163,7 @@ fn physical(column: &Column, format: impl Fn(i64) -> Option<String>) -> PolarsRe
         .collect())
 }
 
-fn float_text(value: f64) -> String {
+pub(super) fn float_text(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{}", value as i64)
     } else {
@@ -186,7 +186,11 @@ fn decimal_text(value: i128, scale: usize) -> String {
 fn date_text(days_since_epoch: i32) -> Option<String> {
     let date = NaiveDate::from_ymd_opt(1970, 1, 1)?
         .checked_add_signed(chrono::Duration::try_days(days_since_epoch.into())?)?;
-    Some(date.format("%Y-%m-%d").to_string())
+    Some(day_text(date))
+}
+
+pub(super) fn day_text(date: NaiveDate) -> String {
+    date.format("%Y-%m-%d").to_string()
 }
 
 fn per_second(unit: TimeUnit) -> i64 {
@@ -209,22 +213,30 @@ fn split_seconds(value: i64, unit: TimeUnit) -> (i64, u32) {
 fn timestamp_text(value: i64, unit: TimeUnit, zoned: bool) -> Option<String> {
     let (seconds, nanos) = split_seconds(value, unit);
     let instant = DateTime::from_timestamp(seconds, nanos)?;
-    let seoul = if zoned {
-        instant.with_timezone(&kst())
+    if zoned {
+        Some(iso_text(instant.with_timezone(&kst())))
     } else {
-        instant.naive_utc().and_local_timezone(kst()).single()?
-    };
-    Some(seoul.format("%Y-%m-%dT%H:%M:%S%.f%:z").to_string())
+        seoul_wall_clock_text(instant.naive_utc())
+    }
 }
 
-fn time_text(nanos_since_midnight: i64) -> Option<String> {
+/// A time without a zone (a naive Parquet timestamp, a spreadsheet date-time), taken as Seoul's.
+pub(super) fn seoul_wall_clock_text(wall_clock: NaiveDateTime) -> Option<String> {
+    Some(iso_text(wall_clock.and_local_timezone(kst()).single()?))
+}
+
+fn iso_text(seoul: DateTime<FixedOffset>) -> String {
+    seoul.format("%Y-%m-%dT%H:%M:%S%.f%:z").to_string()
+}
+
+pub(super) fn time_text(nanos_since_midnight: i64) -> Option<String> {
     let (seconds, nanos) = split_seconds(nanos_since_midnight, TimeUnit::Nanoseconds);
     let time = NaiveTime::from_num_seconds_from_midnight_opt(u32::try_from(seconds).ok()?, nanos)?;
     Some(time.format("%H:%M:%S%.f").to_string())
 }
 
 /// ISO 8601: `P2DT3H4M5.5S`, `-PT1.5S`, `PT0S`.
-fn duration_text(value: i64, unit: TimeUnit) -> String {
+pub(super) fn duration_text(value: i64, unit: TimeUnit) -> String {
     let per_second = per_second(unit) as u64;
     let magnitude = value.unsigned_abs();
     let (mut seconds, fraction) = (magnitude / per_second, magnitude % per_second);

@@ -22,6 +22,7 @@ pub enum RejectReason {
     NotText,
     Ragged,
     FieldTooLarge,
+    CellError,
 }
 
 impl RejectReason {
@@ -35,6 +36,7 @@ impl RejectReason {
             RejectReason::NotText => "not_text",
             RejectReason::Ragged => "ragged",
             RejectReason::FieldTooLarge => "field_too_large",
+            RejectReason::CellError => "cell_error",
         }
     }
 }
@@ -161,6 +163,8 @@ impl Classifier {
                 Unreadable::Ragged { .. } => RejectReason::Ragged,
                 Unreadable::NotText { .. } => RejectReason::NotText,
                 Unreadable::FieldTooLarge { .. } => RejectReason::FieldTooLarge,
+                Unreadable::CellError { .. } => RejectReason::CellError,
+                Unreadable::PhoneFraction { .. } => RejectReason::PhoneInvalid,
             };
             return self.reject(reason, unreadable.column(), unreadable.to_string());
         }
@@ -280,13 +284,9 @@ impl RowRef {
     }
 }
 
-/// Reads a suppression list: the `column` of a CSV or Parquet file (or its only column).
+/// Reads a suppression list: the `column` of a CSV, Parquet or spreadsheet file (its first sheet), or its only column.
 fn load_suppression(path: &Path, column: &str) -> Result<PhoneSet, PlanError> {
-    let format = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet")) {
-        InputFormat::Parquet
-    } else {
-        InputFormat::Csv
-    };
+    let format = InputFormat::from_path(path).unwrap_or(InputFormat::Csv);
     let spec = ColumnSpec {
         phone: column.to_string(),
         name: None,

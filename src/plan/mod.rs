@@ -65,8 +65,15 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     let mut classifier = Classifier::new(campaign)?;
     let spec = Classifier::column_spec(campaign);
     let path = campaign.recipients.path.clone();
-    let mut source =
-        input::open(&path, campaign.recipients.format, campaign.recipients.encoding, &spec).map_err(PlanError::from)?;
+    let recipients = &campaign.recipients;
+    let mut source = input::open_sheet(
+        &path,
+        recipients.format,
+        recipients.encoding,
+        recipients.sheet.as_deref(),
+        &spec,
+    )
+    .map_err(PlanError::from)?;
     let mut scan = Scan {
         encoding: source.encoding().to_string(),
         suppression_entries: classifier.suppression_entries(),
