@@ -135,4 +135,9 @@ impl SandboxState {
             entries: g.ledger.clone(),
         }
     }
+
+    /// The JSON body of `GET /_sandbox/ledger`.
+    pub fn ledger_json(&mut self, group: GroupRef) -> Vec<u8> {
+        serde_json::to_vec(&self.ledger(group)).expect("a ledger serialises")
+    }
 }

@@ -9,6 +9,9 @@ mod results;
 mod senders;
 mod text;
 
+#[cfg(test)]
+mod tests;
+
 use super::accounts::{Accounts, GroupConfig, OutcomeRule, TemplateConfig};
 use crate::api::channel::{channel_status, CategoryList, Channel};
 use crate::api::gateway::SendRecord;
@@ -400,6 +403,11 @@ impl SandboxState {
             total: g.sent_total,
             numbers: g.sent.iter().map(|(number, count)| (number.clone(), *count)).collect(),
         }
+    }
+
+    /// The JSON body of `GET /_sandbox/sent`.
+    pub fn sent_json(&mut self, group: GroupRef) -> Vec<u8> {
+        serde_json::to_vec(&self.sent(group)).expect("send counts serialise")
     }
 }
 
