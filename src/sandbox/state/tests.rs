@@ -88,7 +88,16 @@ fn admin_views(state: &mut SandboxState, group: GroupRef, send_groups: &[String]
         let mut last_key: Option<String> = None;
         loop {
             let page = state
-                .result_page(group, send_group, Some("2"), last_key.as_deref(), ListingFaults { hidden_share: 0.0, repeats_last_key: false })
+                .result_page(
+                    group,
+                    send_group,
+                    Some("2"),
+                    last_key.as_deref(),
+                    ListingFaults {
+                        hidden_share: 0.0,
+                        repeats_last_key: false,
+                    },
+                )
                 .expect("listing");
             lines.push(serde_json::to_string(&page).expect("serialises"));
             for item in &page.items {
@@ -116,7 +125,9 @@ fn canonical(lines: &[String]) -> String {
                 rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
                 continue;
             }
-            let candidate = rest.get(..36).filter(|s| uuid::Uuid::try_parse(s).is_ok() && s.contains('-'));
+            let candidate = rest
+                .get(..36)
+                .filter(|s| uuid::Uuid::try_parse(s).is_ok() && s.contains('-'));
             if let Some(id) = candidate {
                 let next = uuids.len();
                 let number = *uuids.entry(id.to_string()).or_insert(next);
