@@ -164,10 +164,6 @@ impl<T> Segmented<T> {
         self.segments.get_mut(index / SEGMENT_LEN)?.get_mut(index % SEGMENT_LEN)
     }
 
-    pub fn last(&self) -> Option<&T> {
-        self.segments.last()?.last()
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.segments.iter().flatten()
     }
@@ -235,7 +231,7 @@ mod tests {
         }
         assert_eq!(vector.len(), SEGMENT_LEN * 2 + 3);
         assert_eq!(vector[SEGMENT_LEN], SEGMENT_LEN);
-        assert_eq!(vector.last(), Some(&(SEGMENT_LEN * 2 + 2)));
+        assert_eq!(vector[SEGMENT_LEN * 2 + 2], SEGMENT_LEN * 2 + 2);
         assert!(vector.iter().copied().eq(0..SEGMENT_LEN * 2 + 3));
         *vector.get_mut(5).expect("exists") = 0;
         assert_eq!(vector[5], 0);

@@ -200,6 +200,7 @@ impl SandboxState {
                 state,
             });
             g.record_index.insert(id, index);
+            results.push(acceptance_row);
         }
         let total = request.numbers.len() as u64;
         g.send_groups.push(SendGroup {

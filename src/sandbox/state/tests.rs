@@ -25,8 +25,10 @@ fn demo_group(state: &SandboxState) -> GroupRef {
 }
 
 /// One request of each send endpoint, over numbers that trigger every outcome rule, invalid
-/// numbers, spellings that normalise, and recipients sent twice.
-fn send_everything(state: &mut SandboxState, group: GroupRef) -> Vec<String> {
+/// numbers, spellings that normalise, and recipients sent twice: their answers, and the gateway's
+/// send groups.
+fn send_everything(state: &mut SandboxState, group: GroupRef) -> (Vec<String>, Vec<String>) {
+    let mut answers = Vec::new();
     let sms: TextMessageRequest = request(json!({
         "service": 3001, "groupId": "demo", "callbackNo": "02-1234-5678",
         "message": "#{name}님 쿠폰 #{VAR1}",
@@ -34,12 +36,16 @@ fn send_everything(state: &mut SandboxState, group: GroupRef) -> Vec<String> {
         "mapping": [{"name": "김", "VAR1": "A"}, {"name": "이", "VAR1": "B"}, {"name": "박", "VAR1": "C"},
                     {"name": "최", "VAR1": "D"}, {"name": "정"}, {"name": "강", "VAR1": "F"}]
     }));
-    state.text_message(group, TextLane::Sms, &sms).expect("sms accepted");
+    answers.push(to_json(
+        &state.text_message(group, TextLane::Sms, &sms).expect("sms accepted"),
+    ));
     let lms: TextMessageRequest = request(json!({
         "service": 3001, "groupId": "demo", "callbackNo": "0212345678", "subject": "제목",
         "message": "긴 본문 ".repeat(20), "numbers": ["01011112203", "011-222-3344"]
     }));
-    state.text_message(group, TextLane::Lms, &lms).expect("lms accepted");
+    answers.push(to_json(
+        &state.text_message(group, TextLane::Lms, &lms).expect("lms accepted"),
+    ));
     let alimtalk: AlimTalkRequest = request(json!({
         "service": 1001, "template": "ORDER_SHIPPED", "groupId": "demo", "alter": true,
         "callbackNo": "0212345678",
@@ -49,7 +55,7 @@ fn send_everything(state: &mut SandboxState, group: GroupRef) -> Vec<String> {
                     {"key": 3, "hp": "01011112205", "name": "박"},
                     {"key": 4, "hp": "bad", "name": "최", "VAR1": "T4"}]
     }));
-    state.alimtalk(group, &alimtalk).expect("alimtalk accepted");
+    answers.push(to_json(&state.alimtalk(group, &alimtalk).expect("alimtalk accepted")));
     let brand: BrandRequest = request(json!({
         "service": 2001, "chatBubbleType": "TEXT", "groupId": "demo", "alter": true,
         "callbackNo": "01000001234", "message": "(광고) #{name}님 세일", "alterMessage": "(광고) 세일 문자",
@@ -57,7 +63,7 @@ fn send_everything(state: &mut SandboxState, group: GroupRef) -> Vec<String> {
                     {"key": 2, "hp": "01011112292", "name": "이"},
                     {"key": 3, "hp": "01011112291", "name": "박"}]
     }));
-    state.brand(group, &brand).expect("brand accepted");
+    answers.push(to_json(&state.brand(group, &brand).expect("brand accepted")));
     let mut send_groups = Vec::new();
     for alter in [true, false] {
         let gateway: GatewayAlimTalkRequest = request(json!({
@@ -73,9 +79,14 @@ fn send_everything(state: &mut SandboxState, group: GroupRef) -> Vec<String> {
                         {"hp": "+82 10 1111 2209", "name": "윤", "VAR1": "G7"}]
         }));
         let accepted = state.gateway_send(group, &gateway).expect("gateway accepted");
+        answers.push(to_json(&accepted));
         send_groups.push(accepted.send_group_id);
     }
-    send_groups
+    (answers, send_groups)
+}
+
+fn to_json(answer: &impl serde::Serialize) -> String {
+    serde_json::to_string(answer).expect("serialises")
 }
 
 /// Every answer the views give, in order, one per line.
@@ -99,10 +110,10 @@ fn admin_views(state: &mut SandboxState, group: GroupRef, send_groups: &[String]
                     },
                 )
                 .expect("listing");
-            lines.push(serde_json::to_string(&page).expect("serialises"));
+            lines.push(to_json(&page));
             for item in &page.items {
                 let record = state.result(group, &item.id).expect("single lookup");
-                lines.push(serde_json::to_string(&record).expect("serialises"));
+                lines.push(to_json(&record));
             }
             match page.last_key {
                 Some(key) => last_key = Some(key),
@@ -113,7 +124,8 @@ fn admin_views(state: &mut SandboxState, group: GroupRef, send_groups: &[String]
     lines
 }
 
-/// Dates become 0 and each UUID its order of first appearance, the only parts that differ run to run.
+/// Dates become 0, datetimes `<datetime>` and each UUID its order of first appearance: the only
+/// parts that differ run to run.
 fn canonical(lines: &[String]) -> String {
     let mut uuids: HashMap<String, usize> = HashMap::new();
     let mut out = String::new();
@@ -123,6 +135,11 @@ fn canonical(lines: &[String]) -> String {
             if let Some(after) = rest.strip_prefix("\"date\":") {
                 out.push_str("\"date\":0");
                 rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+                continue;
+            }
+            if let Some(after) = rest.strip_prefix("\"datetime\":\"") {
+                out.push_str("\"datetime\":\"<datetime>\"");
+                rest = after.split_once('"').map_or("", |(_, tail)| tail);
                 continue;
             }
             let candidate = rest
@@ -149,8 +166,9 @@ fn views_after_everything(settle_after: &str) -> String {
     accounts.settle_after = settle_after.into();
     let mut state = SandboxState::new(&accounts);
     let group = demo_group(&state);
-    let send_groups = send_everything(&mut state, group);
-    canonical(&admin_views(&mut state, group, &send_groups))
+    let (mut lines, send_groups) = send_everything(&mut state, group);
+    lines.extend(admin_views(&mut state, group, &send_groups));
+    canonical(&lines)
 }
 
 #[test]
