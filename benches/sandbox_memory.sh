@@ -7,6 +7,8 @@
 #   bash benches/sandbox_memory.sh 1000000
 #   bash benches/sandbox_memory.sh 2000000 100     # chunks of 100
 #   KEEP=1 bash benches/sandbox_memory.sh 200000   # keep the CSV and run directory
+#   MSGBATCH_BIN=/path/msgbatch SANDBOX_BIN=/other/msgbatch bash benches/sandbox_memory.sh 1000000
+#                                                  # given binaries (no build); the sandbox from another
 #
 # Files go to ${SANDBOX_MEMORY_DIR:-/tmp/msgbatch-sandbox-memory} and are deleted at the end
 # (10 M recipients need ~0.4 GB for the CSV and some GB for the run directory).
@@ -17,6 +19,7 @@ chunk=${2:-1000}
 dir=${SANDBOX_MEMORY_DIR:-/tmp/msgbatch-sandbox-memory}
 bin=${MSGBATCH_BIN:-$PWD/target/release/msgbatch}
 [ -n "${MSGBATCH_BIN:-}" ] || cargo build --release --quiet
+sandbox_bin=${SANDBOX_BIN:-$bin}
 mkdir -p "$dir"
 
 csv="$dir/recipients-$rows.csv"
@@ -32,7 +35,7 @@ csv="$dir/recipients-$rows.csv"
 }' >"$csv"
 
 log="$dir/sandbox.log"
-"$bin" sandbox --listen 127.0.0.1:0 2>"$log" &
+"$sandbox_bin" sandbox --listen 127.0.0.1:0 2>"$log" &
 sandbox=$!
 cleanup() {
     kill "$sandbox" 2>/dev/null || true
