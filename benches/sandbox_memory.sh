@@ -11,7 +11,7 @@
 #                                                  # given binaries (no build); the sandbox from another
 #
 # Files go to ${SANDBOX_MEMORY_DIR:-/tmp/msgbatch-sandbox-memory} and are deleted at the end
-# (10 M recipients need ~0.4 GB for the CSV and some GB for the run directory).
+# (10 M recipients need ~0.3 GB for the CSV and ~0.2 GB for the run directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${1:-1000000}
@@ -22,17 +22,9 @@ bin=${MSGBATCH_BIN:-$PWD/target/release/msgbatch}
 sandbox_bin=${SANDBOX_BIN:-$bin}
 mkdir -p "$dir"
 
-csv="$dir/recipients-$rows.csv"
-# Distinct numbers whose last two digits stay below 90 (the demo accounts' outcome rules use 91-96),
-# so every recipient is charged and the ledger holds one entry per recipient.
-[ -f "$csv" ] || awk -v rows="$rows" 'BEGIN {
-    split("김민수 이서연 박지훈 최유진 정하늘 강도윤 윤서준 장민지", names, " ")
-    print "phone,name,coupon"
-    for (i = 0; i < rows; i++) {
-        n = int(i / 90) * 100 + i % 90
-        printf "010%08d,%s,C%04d\n", 10000000 + n, names[i % 8 + 1], i % 1000
-    }
-}' >"$csv"
+# benches/scale.sh writes the recipients (distinct numbers that match no outcome rule of the demo
+# accounts, so every recipient is charged) and the campaign file, then validates them.
+SCALE_DIR=$dir bash benches/scale.sh "$rows" validate "$chunk" >/dev/null
 
 log="$dir/sandbox.log"
 "$sandbox_bin" sandbox --listen 127.0.0.1:0 2>"$log" &
@@ -42,27 +34,10 @@ cleanup() {
     [ -n "${KEEP:-}" ] || rm -rf "$dir"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do grep -q '^sandbox listening on' "$log" && break; sleep 0.1; done
+for _ in $(seq 1 600); do grep -q '^sandbox listening on' "$log" && break; sleep 0.1; done
 addr=$(sed -n 's|^sandbox listening on http://||p' "$log")
 
-cat >"$dir/campaign.toml" <<TOML
-name = "sandbox-memory"
-kind = "sms"
-endpoint = { base_url = "http://$addr/standard", gateway_url = "http://$addr/gateway" }
-[credentials]
-group_id = "demo"
-[message]
-service = 3001
-text = "[데모몰] #{name}님 쿠폰 #{VAR1} 도착"
-callback_no = "0212345678"
-[recipients]
-path = "$csv"
-name = "name"
-variables = { VAR1 = "coupon" }
-[send]
-chunk_size = $chunk
-concurrency = 8
-TOML
+sed -i "s|ADDR|$addr|g" "$dir/campaign.toml"
 
 kib() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$sandbox/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$sandbox/stat"; }
