@@ -242,6 +242,12 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_is_16_bytes_and_a_logged_number_8() {
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        assert_eq!(std::mem::size_of::<PackedNumber>(), 8);
+    }
+
+    #[test]
     fn an_empty_ledger_and_log_write_empty_lists() {
         let mut state = SandboxState::new(&Accounts::demo());
         let ledger: Ledger = serde_json::from_slice(&state.ledger_json(GroupRef(0))).unwrap();

@@ -249,6 +249,11 @@ mod tests {
     }
 
     #[test]
+    fn a_record_stays_within_64_bytes() {
+        assert!(std::mem::size_of::<GatewayRecord>() <= 64);
+    }
+
+    #[test]
     fn only_the_issued_spelling_of_an_id_is_an_id() {
         let id = Uuid::new_v4();
         assert_eq!(parse_issued_id(&id.to_string()), Some(id));
