@@ -73,14 +73,18 @@ fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 fn json_reply<T: Serialize>(status: StatusCode, body: &T) -> Response {
     match serde_json::to_vec(body) {
-        Ok(bytes) => (
-            status,
-            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            bytes,
-        )
-            .into_response(),
+        Ok(bytes) => json_bytes_reply(status, bytes),
         Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
     }
+}
+
+fn json_bytes_reply(status: StatusCode, bytes: Vec<u8>) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        bytes,
+    )
+        .into_response()
 }
 
 fn reply_rejection(rejection: Rejection) -> Response {
@@ -449,11 +453,11 @@ async fn channel_delete(call: Call, Path(id): Path<String>) -> Response {
 }
 
 async fn admin_ledger(call: Call) -> Response {
-    call.admin(|s, g| json_reply(StatusCode::OK, &s.ledger(g)))
+    call.admin(|s, g| json_bytes_reply(StatusCode::OK, s.ledger_json(g)))
 }
 
 async fn admin_sent(call: Call) -> Response {
-    call.admin(|s, g| json_reply(StatusCode::OK, &s.sent(g)))
+    call.admin(|s, g| json_bytes_reply(StatusCode::OK, s.sent_json(g)))
 }
 
 async fn admin_tokens(call: Call) -> Response {

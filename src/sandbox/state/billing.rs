@@ -1,7 +1,8 @@
 //! Billing: charges, refunds and ledger entries, and the automatic fallback SMS/LMS with its class.
 
-use super::{GroupRef, GroupState, Rejection, SandboxState};
-use crate::api::ledger::{BillingClass, Ledger, LedgerEntry, LedgerKind};
+use super::ledger::{Reference, Shared};
+use super::{GroupState, Rejection};
+use crate::api::ledger::{BillingClass, LedgerKind};
 use crate::api::now_millis;
 use crate::text::{euc_kr_len, TextLane};
 
@@ -52,15 +53,36 @@ impl GroupState {
         &mut self,
         class: BillingClass,
         recipient: &str,
-        reference: String,
-        send_group_id: Option<&str>,
+        reference: Reference,
+        send_group: Option<u32>,
+    ) -> Option<i64> {
+        self.charge_from(class, recipient, reference, send_group, None)
+    }
+
+    fn charge_from(
+        &mut self,
+        class: BillingClass,
+        recipient: &str,
+        reference: Reference,
+        send_group: Option<u32>,
+        callback_no: Option<&str>,
     ) -> Option<i64> {
         let amount = self.config.prices.of(class);
         if amount > self.balance {
             return None;
         }
         self.balance -= amount;
-        self.push_ledger(LedgerKind::Charge, class, recipient, amount, reference, send_group_id);
+        // The ledger is where the sandbox shows which sender number a fallback went from.
+        let callback_no = callback_no.map(|number| self.texts.intern(number));
+        let shared = Shared {
+            date: now_millis(),
+            kind: LedgerKind::Charge,
+            class,
+            amount,
+            send_group,
+            callback_no,
+        };
+        self.push_ledger(recipient, reference, shared);
         Some(amount)
     }
 
@@ -69,34 +91,24 @@ impl GroupState {
         class: BillingClass,
         recipient: &str,
         amount: i64,
-        reference: String,
-        send_group_id: Option<&str>,
+        reference: Reference,
+        send_group: Option<u32>,
     ) {
         self.balance += amount;
-        self.push_ledger(LedgerKind::Refund, class, recipient, amount, reference, send_group_id);
+        let shared = Shared {
+            date: now_millis(),
+            kind: LedgerKind::Refund,
+            class,
+            amount,
+            send_group,
+            callback_no: None,
+        };
+        self.push_ledger(recipient, reference, shared);
     }
 
-    pub(super) fn push_ledger(
-        &mut self,
-        kind: LedgerKind,
-        class: BillingClass,
-        recipient: &str,
-        amount: i64,
-        reference: String,
-        send_group_id: Option<&str>,
-    ) {
-        self.ledger.push(LedgerEntry {
-            seq: self.ledger.len() as u64 + 1,
-            date: now_millis(),
-            group_id: self.config.id.clone(),
-            kind,
-            billing_class: class,
-            recipient: recipient.to_string(),
-            amount,
-            reference,
-            send_group_id: send_group_id.map(str::to_string),
-            callback_no: None,
-        });
+    fn push_ledger(&mut self, recipient: &str, reference: Reference, shared: Shared) {
+        let recipient = self.numbers.pack(recipient);
+        self.ledger.push(shared, recipient, reference);
     }
 
     /// The automatic fallback text message from `sender`: SMS or LMS by its EUC-KR length.
@@ -106,33 +118,15 @@ impl GroupState {
         recipient: &str,
         sender: &str,
         text: &str,
-        reference: String,
-        send_group_id: Option<&str>,
+        reference: Reference,
+        send_group: Option<u32>,
     ) -> bool {
         let class = match euc_kr_len(text).ok().and_then(TextLane::for_bytes) {
             Some(TextLane::Sms) => BillingClass::FallbackSms,
             Some(TextLane::Lms) => BillingClass::FallbackLms,
             None => return false,
         };
-        if self.charge(class, recipient, reference, send_group_id).is_none() {
-            return false;
-        }
-        // The ledger is where the sandbox shows which sender number a fallback went from.
-        if let Some(entry) = self.ledger.last_mut() {
-            entry.callback_no = Some(sender.to_string());
-        }
-        true
-    }
-}
-
-impl SandboxState {
-    /// `GET /_sandbox/ledger`.
-    pub fn ledger(&mut self, group: GroupRef) -> Ledger {
-        let g = self.group(group);
-        Ledger {
-            group_id: g.config.id.clone(),
-            balance: g.balance,
-            entries: g.ledger.clone(),
-        }
+        self.charge_from(class, recipient, reference, send_group, Some(sender))
+            .is_some()
     }
 }

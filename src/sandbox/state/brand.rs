@@ -1,5 +1,6 @@
 //! `POST {base_url}/friendTalk/brand`: brand messages, their send types, targeting and fallback.
 
+use super::ledger::Reference;
 use super::{check_entries, fill, send_response, GroupRef, Rejection, SandboxState, NON_FRIEND_MIN_FRIENDS};
 use crate::api::channel::channel_status;
 use crate::api::ledger::BillingClass;
@@ -193,12 +194,12 @@ impl SandboxState {
                     if alter {
                         if let Some(fallback) = &fallback_template {
                             let text = fill(fallback, entry).unwrap_or_else(|_| fallback.source().to_string());
-                            g.send_fallback(&digits, fallback_sender, &text, uid.to_string(), None);
+                            g.send_fallback(&digits, fallback_sender, &text, Reference::Uid(uid), None);
                         }
                     }
                     code
                 }
-                None => match g.charge(class, &digits, uid.to_string(), None) {
+                None => match g.charge(class, &digits, Reference::Uid(uid), None) {
                     Some(_) => "OK".into(),
                     None => "ERR_SBX_INSUFFICIENT_BALANCE".into(),
                 },

@@ -1,16 +1,17 @@
 //! `POST {gateway_url}/alimTalk`: gateway acceptance, the charge at acceptance and the stored send records.
 
-use super::{fill, Fallback, GatewayRecord, GroupRef, Rejection, SandboxState};
+use super::ledger::Reference;
+use super::results::{gateway_uid, GatewayRecord, RecordState, SendGroup, QUEUED_RAW_STATUS};
+use super::{fill, Fallback, GroupRef, Rejection, SandboxState};
 use crate::api::channel::{channel_status, sender_status};
-use crate::api::gateway::{
-    acceptance, final_result, GatewayAcceptance, GatewayAlimTalkRequest, GatewaySendResponse, SendRecord,
-};
+use crate::api::gateway::{acceptance, GatewayAcceptance, GatewayAlimTalkRequest, GatewaySendResponse};
 use crate::api::ledger::BillingClass;
 use crate::api::now_millis;
 use crate::phone;
 use crate::sandbox::accounts::Outcome;
 use crate::template::Template;
 use std::time::Instant;
+use uuid::Uuid;
 
 impl SandboxState {
     /// `POST {gateway_url}/alimTalk`.
@@ -114,26 +115,28 @@ impl SandboxState {
         }
         let fallback_template =
             alter.then(|| Template::compile(request.alter_message.as_deref().unwrap_or(&request.message)));
-        let send_group_id = uuid::Uuid::new_v4().to_string();
+        let send_group_id = Uuid::new_v4();
+        let send_group = u32::try_from(g.send_groups.len()).expect("fewer than 2^32 send groups");
+        let first = u32::try_from(g.records.len()).expect("fewer than 2^32 records");
         let now = Instant::now();
         let date = now_millis();
         let mut results = Vec::with_capacity(request.numbers.len());
-        let mut ids = Vec::with_capacity(request.numbers.len());
         let mut accepted = 0;
         for entry in &request.numbers {
             g.count_sent(&entry.hp);
-            let id = uuid::Uuid::new_v4().to_string();
-            let uid = format!("gw{:018}", g.next_uid());
+            let id = Uuid::new_v4();
+            let uid = g.next_uid();
             let mut acceptance_row = GatewayAcceptance {
-                id: id.clone(),
-                uid: uid.clone(),
+                id: id.to_string(),
+                uid: gateway_uid(uid),
                 mobile: entry.hp.clone(),
                 status: acceptance::FAILED.into(),
                 raw_status: None,
                 error: None,
             };
             let digits = phone::normalize(&entry.hp);
-            let rule = digits.as_ref().ok().and_then(|d| g.outcome(d)).cloned();
+            let outcome = digits.as_ref().ok().and_then(|d| g.outcome_index(d));
+            let rule = outcome.map(|index| g.config.outcomes[index].clone());
             let refusal = match (&digits, fill(&template, entry)) {
                 (Err(error), _) => Some(format!("invalid hp: {error}")),
                 (_, Err(key)) => Some(format!("missing value for variable #{{{key}}}")),
@@ -146,77 +149,79 @@ impl SandboxState {
                     _ => None,
                 },
             };
-            let mut record = SendRecord {
-                id: id.clone(),
-                uid: Some(uid),
-                mobile: Some(entry.hp.clone()),
-                message_type: Some(message_type.into()),
-                result: Some(final_result::FAILED.into()),
-                status: Some("FAILED".into()),
-                send_group_id: Some(send_group_id.clone()),
-                date: Some(date),
-                service: Some(request.service.clone()),
-                template: Some(request.template.clone()),
-                error_message: None,
-                raw_status: None,
-            };
+            let index = u32::try_from(g.records.len()).expect("fewer than 2^32 records");
+            let mut state = RecordState::Refused;
             let mut charged = 0;
             if let Some(reason) = refusal {
-                acceptance_row.error = Some(reason.clone());
-                record.error_message = Some(reason);
+                acceptance_row.error = Some(reason);
             } else if rule.as_ref().is_some_and(|r| r.outcome == Outcome::GatewayError) {
                 acceptance_row.status = acceptance::ERROR.into();
                 acceptance_row.error = Some("SBX_STORE_FAILED: the send record could not be stored".into());
                 results.push(acceptance_row);
                 continue;
             } else {
-                let digits = digits.clone().expect("checked above");
-                match g.charge(BillingClass::Alimtalk, &digits, id.clone(), Some(&send_group_id)) {
+                let digits = digits.as_deref().expect("checked above");
+                match g.charge(
+                    BillingClass::Alimtalk,
+                    digits,
+                    Reference::Record(index),
+                    Some(send_group),
+                ) {
                     None => {
-                        let reason = "SBX_INSUFFICIENT_BALANCE: balance does not cover the charge".to_string();
-                        acceptance_row.error = Some(reason.clone());
-                        record.error_message = Some(reason);
+                        acceptance_row.error =
+                            Some("SBX_INSUFFICIENT_BALANCE: balance does not cover the charge".to_string());
                     }
                     Some(amount) => {
                         charged = amount;
                         accepted += 1;
+                        state = RecordState::Pending;
                         acceptance_row.status = acceptance::PENDING.into();
-                        acceptance_row.raw_status = Some("SBX_QUEUED".into());
-                        record.result = Some(final_result::PENDING.into());
-                        record.status = Some("ENABLE".into());
-                        record.raw_status = Some("SBX_QUEUED".into());
-                        g.pending.push_back((now + settle_after, id.clone()));
+                        acceptance_row.raw_status = Some(QUEUED_RAW_STATUS.into());
                     }
                 }
             }
-            let fallback = fallback_template.as_ref().map(|t| {
-                let text = fill(t, entry).unwrap_or_else(|_| t.source().to_string());
-                Fallback {
-                    callback_no: fallback_sender.clone(),
-                    text,
-                }
-            });
-            g.record_position.insert(id.clone(), ids.len());
-            ids.push(id.clone());
-            g.records.insert(
+            let settles_failed =
+                state == RecordState::Pending && rule.as_ref().is_some_and(|r| r.outcome == Outcome::GatewayFailed);
+            if let Some(template) = fallback_template.as_ref().filter(|_| settles_failed) {
+                let text = fill(template, entry).unwrap_or_else(|_| template.source().to_string());
+                let callback_no = fallback_sender.clone();
+                g.fallbacks.insert(index, Fallback { callback_no, text });
+            }
+            let error = acceptance_row.error.as_deref().map(|reason| g.texts.intern(reason));
+            let mobile = g.numbers.pack(&entry.hp);
+            g.records.push(GatewayRecord {
                 id,
-                GatewayRecord {
-                    record,
-                    outcome: rule,
-                    charged,
-                    fallback,
-                },
-            );
+                uid,
+                mobile,
+                charged,
+                send_group,
+                error,
+                outcome: outcome.map(|index| u16::try_from(index).expect("fewer than 2^16 outcome rules")),
+                state,
+            });
+            g.record_index.insert(id, index);
             results.push(acceptance_row);
         }
         let total = request.numbers.len() as u64;
-        g.send_groups.insert(send_group_id.clone(), ids);
+        g.send_groups.push(SendGroup {
+            id: send_group_id,
+            first,
+            len: u32::try_from(g.records.len()).expect("fewer than 2^32 records") - first,
+            date,
+            service: g.texts.intern(&request.service),
+            template: g.texts.intern(&request.template),
+            message_type,
+        });
+        g.send_group_index.insert(send_group_id, send_group);
+        if accepted > 0 {
+            g.pending.push_back((now + settle_after, send_group));
+        }
         if settle_after.is_zero() {
             g.settle_due(Instant::now());
         }
         Ok(GatewaySendResponse {
             success: true,
-            send_group_id,
+            send_group_id: send_group_id.to_string(),
             accepted,
             total,
             results,

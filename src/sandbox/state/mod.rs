@@ -3,20 +3,27 @@
 mod billing;
 mod brand;
 mod channels;
+mod compact;
 mod gateway_send;
+mod ledger;
 mod notification;
 mod results;
 mod senders;
 mod text;
 
+#[cfg(test)]
+mod tests;
+
 use super::accounts::{Accounts, GroupConfig, OutcomeRule, TemplateConfig};
 use crate::api::channel::{channel_status, CategoryList, Channel};
-use crate::api::gateway::SendRecord;
-use crate::api::ledger::{LedgerEntry, SentCounts, SentToken};
+use crate::api::ledger::SentToken;
 use crate::api::standard::{RecipientResult, SendResponse};
 use crate::api::{now_millis, Code, ErrorBody, NumberEntry, VariableSource};
 use crate::phone;
 use crate::template::Template;
+use compact::{Interner, NumberBook, PackedNumber, Segmented};
+use ledger::LedgerBook;
+use results::{GatewayRecord, SendGroup};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -106,15 +113,8 @@ struct ChannelState {
     nm_approved: bool,
 }
 
-struct GatewayRecord {
-    record: SendRecord,
-    outcome: Option<OutcomeRule>,
-    charged: i64,
-    fallback: Option<Fallback>,
-}
-
-/// The fallback SMS/LMS a gateway send asked for (`alter`), sent if its record settles `FAILED`.
-#[derive(Clone)]
+/// The fallback SMS/LMS a gateway send asked for (`alter`), sent if its record settles `FAILED`;
+/// kept only for records whose outcome rule makes them settle so.
 struct Fallback {
     /// `None` when the request gave no `callbackNo` and neither the channel nor the group has one.
     callback_no: Option<String>,
@@ -131,9 +131,11 @@ struct GroupState {
     templates: HashMap<String, CompiledTemplate>,
     brand_templates: HashMap<String, Option<Template>>,
     balance: i64,
-    ledger: Vec<LedgerEntry>,
-    sent: HashMap<String, u32>,
-    sent_total: u64,
+    ledger: LedgerBook,
+    /// Every number of every processed send request, in order (`/_sandbox/sent` counts them when asked).
+    sent: Segmented<PackedNumber>,
+    numbers: NumberBook,
+    texts: Interner,
     next_uid: u64,
     senders: HashMap<String, SenderState>,
     tokens: HashMap<(String, String), PendingToken>,
@@ -142,10 +144,13 @@ struct GroupState {
     channels: HashMap<String, ChannelState>,
     channel_order: Vec<String>,
     channel_position: HashMap<String, usize>,
-    records: HashMap<String, GatewayRecord>,
-    send_groups: HashMap<String, Vec<String>>,
-    record_position: HashMap<String, usize>,
-    pending: VecDeque<(Instant, String)>,
+    records: Segmented<GatewayRecord>,
+    record_index: HashMap<uuid::Uuid, u32>,
+    send_groups: Vec<SendGroup>,
+    send_group_index: HashMap<uuid::Uuid, u32>,
+    fallbacks: HashMap<u32, Fallback>,
+    /// Send groups with records still `GW_PENDING`, by when they settle.
+    pending: VecDeque<(Instant, u32)>,
 }
 
 /// The whole emulated service.
@@ -215,9 +220,10 @@ impl GroupState {
             balance: config.balance,
             templates,
             brand_templates,
-            ledger: Vec::new(),
-            sent: HashMap::new(),
-            sent_total: 0,
+            ledger: LedgerBook::default(),
+            sent: Segmented::default(),
+            numbers: NumberBook::default(),
+            texts: Interner::default(),
             next_uid: 1_000_000_001,
             senders,
             tokens: HashMap::new(),
@@ -226,9 +232,11 @@ impl GroupState {
             channels: HashMap::new(),
             channel_order: Vec::new(),
             channel_position: HashMap::new(),
-            records: HashMap::new(),
-            send_groups: HashMap::new(),
-            record_position: HashMap::new(),
+            records: Segmented::default(),
+            record_index: HashMap::new(),
+            send_groups: Vec::new(),
+            send_group_index: HashMap::new(),
+            fallbacks: HashMap::new(),
             pending: VecDeque::new(),
             config,
         };
@@ -274,16 +282,22 @@ impl GroupState {
     }
 
     fn outcome(&self, digits: &str) -> Option<&OutcomeRule> {
+        self.outcome_index(digits).map(|index| &self.config.outcomes[index])
+    }
+
+    fn outcome_index(&self, digits: &str) -> Option<usize> {
         self.config
             .outcomes
             .iter()
-            .find(|rule| digits.ends_with(&rule.ends_with))
+            .position(|rule| digits.ends_with(&rule.ends_with))
     }
 
     fn count_sent(&mut self, hp: &str) {
-        let key = phone::normalize(hp).unwrap_or_else(|_| hp.to_string());
-        *self.sent.entry(key).or_insert(0) += 1;
-        self.sent_total += 1;
+        let number = match phone::normalize(hp) {
+            Ok(digits) => self.numbers.pack(&digits),
+            Err(_) => self.numbers.pack(hp),
+        };
+        self.sent.push(number);
     }
 
     fn next_uid(&mut self) -> u64 {
@@ -390,16 +404,6 @@ impl SandboxState {
         let state = &mut self.groups[group.0];
         state.settle_due(Instant::now());
         state
-    }
-
-    /// `GET /_sandbox/sent`.
-    pub fn sent(&mut self, group: GroupRef) -> SentCounts {
-        let g = self.group(group);
-        SentCounts {
-            group_id: g.config.id.clone(),
-            total: g.sent_total,
-            numbers: g.sent.iter().map(|(number, count)| (number.clone(), *count)).collect(),
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `POST {base_url}/alimTalk`: notification messages of the standard deployment.
 
+use super::ledger::Reference;
 use super::{check_entries, fill, send_response, GroupRef, Rejection, SandboxState};
 use crate::api::ledger::BillingClass;
 use crate::api::now_millis;
@@ -78,11 +79,11 @@ impl SandboxState {
                     Some(rule) => {
                         let code = rule.code.clone().unwrap_or_else(|| "CH_SBX_UNDELIVERABLE".into());
                         if alter {
-                            g.send_fallback(&digits, fallback_sender, &text, uid.to_string(), None);
+                            g.send_fallback(&digits, fallback_sender, &text, Reference::Uid(uid), None);
                         }
                         code
                     }
-                    None => match g.charge(BillingClass::Alimtalk, &digits, uid.to_string(), None) {
+                    None => match g.charge(BillingClass::Alimtalk, &digits, Reference::Uid(uid), None) {
                         Some(_) => "OK".to_string(),
                         None => "ERR_SBX_INSUFFICIENT_BALANCE".to_string(),
                     },

@@ -1,5 +1,6 @@
 //! `POST {base_url}/sms` and `/sms/lms`: SMS and LMS measured in EUC-KR bytes.
 
+use super::ledger::Reference;
 use super::{send_response, GroupRef, Rejection, SandboxState};
 use crate::api::ledger::BillingClass;
 use crate::api::standard::{text_status, RecipientResult, SendResponse, TextMessageRequest};
@@ -77,7 +78,7 @@ impl SandboxState {
                     (fits && !refused).then_some(digits)
                 }
             };
-            let status = match ok.and_then(|digits| g.charge(class, &digits, uid.to_string(), None)) {
+            let status = match ok.and_then(|digits| g.charge(class, &digits, Reference::Uid(uid), None)) {
                 Some(_) => accepted,
                 None => text_status::ERROR,
             };
