@@ -15,5 +15,6 @@ pub mod reconcile;
 pub mod report;
 pub mod retry;
 pub mod sandbox;
+pub mod statement;
 pub mod template;
 pub mod text;

@@ -348,8 +348,14 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
     );
 }
 
-pub fn report(run_dir: &Path, out: Option<&Path>, lang: crate::report::Lang, json: bool) -> Result<Exit> {
-    let summary = crate::report::write(run_dir, out, lang)?;
+pub fn report(
+    run_dir: &Path,
+    out: Option<&Path>,
+    lang: crate::report::Lang,
+    csv_bom: bool,
+    json: bool,
+) -> Result<Exit> {
+    let summary = crate::report::write(run_dir, out, lang, csv_bom)?;
     if json {
         output::json(&summary)?;
     } else {
@@ -372,16 +378,7 @@ pub fn reconcile(run_dir: &Path, ledger: &Path, json: bool) -> Result<Exit> {
     if json {
         output::json(&result)?;
     } else {
-        for (class, [ledger_charged, ledger_refunded, report_charged, report_refunded]) in &result.classes {
-            let mark = if ledger_charged == report_charged && ledger_refunded == report_refunded {
-                "ok"
-            } else {
-                "DIFFERS"
-            };
-            println!(
-                "  {class:<13} ledger charged {ledger_charged} refunded {ledger_refunded} | report charged {report_charged} refunded {report_refunded}  {mark}"
-            );
-        }
+        output::class_balance(&result.classes, "report");
         println!(
             "{} ledger entries, {} mismatch(es){}",
             result.ledger_entries,

@@ -4,6 +4,7 @@ mod campaign;
 pub mod exit;
 mod manage;
 mod output;
+mod statement;
 
 use crate::client::Client;
 use crate::engine::RunOptions;
@@ -56,7 +57,7 @@ pub enum Command {
         #[command(flatten)]
         collect: CollectArgs,
     },
-    /// Write the delivery report of a run: report.csv, report.parquet and summary.json/.md/.html.
+    /// Write the delivery report of a run: report.csv, report.parquet, report.xlsx and summary.json/.md/.html.
     Report {
         run_dir: PathBuf,
         /// Folder for the report files (default: the run directory).
@@ -65,6 +66,9 @@ pub enum Command {
         /// Language of summary.html.
         #[arg(long, value_enum, default_value = "en")]
         lang: crate::report::Lang,
+        /// Start report.csv with a UTF-8 byte-order mark, so that Excel reads its Hangul right.
+        #[arg(long)]
+        csv_bom: bool,
         #[arg(long)]
         json: bool,
     },
@@ -73,6 +77,25 @@ pub enum Command {
         run_dir: PathBuf,
         #[arg(long)]
         ledger: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sum a month's charges over runs (by billing class, campaign and day): statement.csv, .xlsx and .html; with --ledger, compare them with the month's ledger export.
+    Statement {
+        #[arg(required = true, value_name = "RUN_DIR")]
+        run_dirs: Vec<PathBuf>,
+        /// The month, like 2026-11 (Asia/Seoul; default: the one month the runs sent in).
+        #[arg(long, value_parser = month)]
+        month: Option<crate::statement::Month>,
+        /// Folder for the statement files (default: statement-MONTH in the current folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// A ledger export (the sandbox's /_sandbox/ledger JSON) to compare with the runs, entry by entry.
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+        /// Start statement.csv and ledger-mismatches.csv with a UTF-8 byte-order mark, for Excel.
+        #[arg(long)]
+        csv_bom: bool,
         #[arg(long)]
         json: bool,
     },
@@ -194,6 +217,11 @@ impl CollectArgs {
 /// A start time flag: `2026-11-23T10:00` in Asia/Seoul, or with its own offset.
 fn start_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
     crate::engine::schedule::parse_start_at(text)
+}
+
+/// A month flag like `2026-11`.
+fn month(text: &str) -> Result<crate::statement::Month, String> {
+    crate::statement::Month::parse(text)
 }
 
 /// A duration flag like `300s`, `2s`, `500ms`, `5m` or `1h`; a bad value is a usage error (exit 2).
@@ -371,9 +399,27 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             run_dir,
             out,
             lang,
+            csv_bom,
             json,
-        } => campaign::report(&run_dir, out.as_deref(), lang, json),
+        } => campaign::report(&run_dir, out.as_deref(), lang, csv_bom, json),
         Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
+        Command::Statement {
+            run_dirs,
+            month,
+            out,
+            ledger,
+            csv_bom,
+            json,
+        } => statement::statement(
+            &run_dirs,
+            &crate::statement::StatementOptions {
+                month,
+                out,
+                ledger,
+                csv_bom,
+            },
+            json,
+        ),
         Command::Retry {
             run_dir,
             only,

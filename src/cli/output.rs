@@ -64,3 +64,17 @@ pub fn record_row(record: &SendRecord) -> Vec<String> {
 }
 
 pub const RECORD_HEADER: [&str; 6] = ["ID", "UID", "MOBILE", "RESULT", "STATUS", "ERROR"];
+
+/// Per billing class, the ledger's charges and refunds beside those of `side` (the report, the runs).
+pub fn class_balance(classes: &std::collections::BTreeMap<crate::api::ledger::BillingClass, [i64; 4]>, side: &str) {
+    for (class, [ledger_charged, ledger_refunded, side_charged, side_refunded]) in classes {
+        let mark = if ledger_charged == side_charged && ledger_refunded == side_refunded {
+            "ok"
+        } else {
+            "DIFFERS"
+        };
+        println!(
+            "  {class:<13} ledger charged {ledger_charged} refunded {ledger_refunded} | {side} charged {side_charged} refunded {side_refunded}  {mark}"
+        );
+    }
+}

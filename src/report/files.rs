@@ -1,4 +1,4 @@
-//! The report's files: the pinned columns, one CSV record per row (strings only here, at the file boundary) and Parquet written in batches.
+//! The report's files: the pinned columns, each row's typed cells (text only at the CSV boundary, optionally after a UTF-8 BOM) and Parquet written in batches.
 
 use super::row::ReportRow;
 use crate::api::ledger::BillingClass;
@@ -28,30 +28,68 @@ pub const COLUMNS: [&str; 18] = [
     "fallback_amount",
 ];
 
+/// A report cell, typed, for the files that keep types (the workbook) and those that do not (CSV).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    /// Text, phone numbers included: never a number, so a leading zero stays.
+    Text(String),
+    Count(Option<u64>),
+    /// Won, no fraction.
+    Money(Option<i64>),
+    Flag(bool),
+}
+
+impl Cell {
+    /// The cell as CSV text: an absent number is empty.
+    pub fn text(&self) -> String {
+        match self {
+            Cell::Text(text) => text.clone(),
+            Cell::Count(count) => count.map(|n| n.to_string()).unwrap_or_default(),
+            Cell::Money(amount) => amount.map(|n| n.to_string()).unwrap_or_default(),
+            Cell::Flag(flag) => flag.to_string(),
+        }
+    }
+}
+
+/// A row's cells, in the order of [`COLUMNS`].
+pub(super) fn cells(row: &ReportRow) -> [Cell; 18] {
+    let class = |value: Option<BillingClass>| Cell::Text(value.map_or("", BillingClass::as_str).to_string());
+    [
+        Cell::Count(Some(row.row)),
+        Cell::Text(row.phone.clone()),
+        Cell::Text(row.name.clone()),
+        Cell::Text(row.kind.as_str().to_string()),
+        Cell::Text(row.lane.map_or("", Lane::as_str).to_string()),
+        Cell::Count(row.chunk.map(u64::from)),
+        Cell::Text(row.uid.clone()),
+        Cell::Text(row.id.clone()),
+        Cell::Text(row.send_group_id.clone()),
+        Cell::Text(row.outcome.acceptance()),
+        Cell::Text(row.final_result.clone()),
+        Cell::Text(row.error.clone()),
+        Cell::Flag(row.fallback.is_some()),
+        class(row.billing_class),
+        Cell::Text(row.charge_state.as_str().to_string()),
+        Cell::Money(row.amount),
+        class(row.fallback),
+        Cell::Money(row.fallback_amount),
+    ]
+}
+
 /// A row as the CSV has it, in the order of [`COLUMNS`].
 pub(super) fn csv_record(row: &ReportRow) -> [String; 18] {
-    let optional = |value: Option<i64>| value.map(|v| v.to_string()).unwrap_or_default();
-    let class = |value: Option<BillingClass>| value.map_or("", BillingClass::as_str).to_string();
-    [
-        row.row.to_string(),
-        row.phone.clone(),
-        row.name.clone(),
-        row.kind.as_str().to_string(),
-        row.lane.map_or("", Lane::as_str).to_string(),
-        row.chunk.map(|c| c.to_string()).unwrap_or_default(),
-        row.uid.clone(),
-        row.id.clone(),
-        row.send_group_id.clone(),
-        row.outcome.acceptance(),
-        row.final_result.clone(),
-        row.error.clone(),
-        row.fallback.is_some().to_string(),
-        class(row.billing_class),
-        row.charge_state.as_str().to_string(),
-        optional(row.amount),
-        class(row.fallback),
-        optional(row.fallback_amount),
-    ]
+    cells(row).map(|cell| cell.text())
+}
+
+/// The byte-order mark Excel needs to read a CSV file as UTF-8 rather than the system's code page.
+const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// A CSV writer on `file`, opening with the UTF-8 byte-order mark when `bom` asks for it.
+pub(crate) fn csv_writer(mut file: std::fs::File, bom: bool) -> std::io::Result<csv::Writer<std::fs::File>> {
+    if bom {
+        std::io::Write::write_all(&mut file, UTF8_BOM)?;
+    }
+    Ok(csv::Writer::from_writer(file))
 }
 
 /// Parquet written in batches, so the report never holds the whole run in memory.

@@ -1,4 +1,4 @@
-//! Delivery reports: every input row joined with the checkpoint (CSV and Parquet, owner-readable only) and a summary (JSON, Markdown, HTML).
+//! Delivery reports: every input row joined with the checkpoint (CSV, Parquet and a workbook, owner-readable only) and a summary (JSON, Markdown, HTML).
 //!
 //! The rows come from the plan walked again; each chunk the checkpoint knows is checked against
 //! the chunk cut again before its rows are trusted, and the files appear only when every row was.
@@ -6,8 +6,10 @@
 mod files;
 mod row;
 mod summary;
+pub(crate) mod xlsx;
 
 pub use files::COLUMNS;
+pub(crate) use files::{csv_writer, Cell};
 pub use row::{ChargeState, Outcome, ReportRow};
 pub use summary::{Answers, Funnel, Lang, SendTimes};
 
@@ -24,6 +26,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The fields of [`ClassSummary`] as summary.json and statement.csv name them, in order.
+pub const CLASS_TOTALS: [&str; 8] = [
+    "charged",
+    "charged_count",
+    "refunded",
+    "refunded_count",
+    "provisional",
+    "provisional_count",
+    "disputed",
+    "disputed_count",
+];
+
 /// Totals of one billing class.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ClassSummary {
@@ -35,6 +49,30 @@ pub struct ClassSummary {
     pub refunded_count: u64,
     pub provisional_count: u64,
     pub disputed_count: u64,
+}
+
+impl ClassSummary {
+    /// Adds other totals (another class's, day's or run's) to these.
+    pub fn absorb(&mut self, other: &ClassSummary) {
+        self.charged += other.charged;
+        self.refunded += other.refunded;
+        self.provisional += other.provisional;
+        self.disputed += other.disputed;
+        self.charged_count += other.charged_count;
+        self.refunded_count += other.refunded_count;
+        self.provisional_count += other.provisional_count;
+        self.disputed_count += other.disputed_count;
+    }
+
+    /// What stays charged: the charges less the refunds.
+    pub fn net(&self) -> i64 {
+        self.charged - self.refunded
+    }
+
+    /// Whether some of the charges are still provisional or disputed, and so may change.
+    pub fn unsettled(&self) -> bool {
+        self.provisional > 0 || self.disputed > 0
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -55,6 +93,34 @@ pub struct Summary {
     pub sends: SendTimes,
 }
 
+/// Adds what a row was charged to the totals of its billing classes: its message, and the
+/// fallback SMS/LMS the service sent for it. A class's `charged` counts every charge made,
+/// including those later refunded, so that it compares with the ledger's charges, and
+/// `refunded` its refunds.
+pub fn add_charges(classes: &mut BTreeMap<BillingClass, ClassSummary>, row: &ReportRow) {
+    if let (true, Some(class)) = (row.charge_state.billed(), row.billing_class) {
+        let totals = classes.entry(class).or_default();
+        let amount = row.amount.unwrap_or(0);
+        totals.charged += amount;
+        totals.charged_count += 1;
+        let also = match row.charge_state {
+            ChargeState::Refunded => Some((&mut totals.refunded, &mut totals.refunded_count)),
+            ChargeState::Provisional => Some((&mut totals.provisional, &mut totals.provisional_count)),
+            ChargeState::Disputed => Some((&mut totals.disputed, &mut totals.disputed_count)),
+            _ => None,
+        };
+        if let Some((total, count)) = also {
+            *total += amount;
+            *count += 1;
+        }
+    }
+    if let Some(class) = row.fallback {
+        let totals = classes.entry(class).or_default();
+        totals.charged += row.fallback_amount.unwrap_or(0);
+        totals.charged_count += 1;
+    }
+}
+
 impl Summary {
     /// Adds a row. A class's `charged` counts every charge made, including those later refunded,
     /// so that it compares with the ledger's charges, and `refunded` its refunds.
@@ -65,27 +131,7 @@ impl Summary {
             *self.final_results.entry(row.final_result.clone()).or_default() += 1;
         }
         *self.charge_states.entry(row.charge_state).or_default() += 1;
-        if let (true, Some(class)) = (row.charge_state.billed(), row.billing_class) {
-            let totals = self.classes.entry(class).or_default();
-            let amount = row.amount.unwrap_or(0);
-            totals.charged += amount;
-            totals.charged_count += 1;
-            let also = match row.charge_state {
-                ChargeState::Refunded => Some((&mut totals.refunded, &mut totals.refunded_count)),
-                ChargeState::Provisional => Some((&mut totals.provisional, &mut totals.provisional_count)),
-                ChargeState::Disputed => Some((&mut totals.disputed, &mut totals.disputed_count)),
-                _ => None,
-            };
-            if let Some((total, count)) = also {
-                *total += amount;
-                *count += 1;
-            }
-        }
-        if let Some(class) = row.fallback {
-            let totals = self.classes.entry(class).or_default();
-            totals.charged += row.fallback_amount.unwrap_or(0);
-            totals.charged_count += 1;
-        }
+        add_charges(&mut self.classes, row);
     }
 }
 
@@ -108,8 +154,17 @@ struct Joiner<'a, F> {
     on_row: F,
 }
 
-impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> Joiner<'_, F> {
-    /// The row's report line, and the send time of its result if it has one.
+/// What `walk` hands over for each row.
+pub struct Walked<'a> {
+    pub row: &'a ReportRow,
+    /// The recipient, when the row was valid.
+    pub recipient: Option<&'a Recipient>,
+    /// When the service answered the row's request (epoch ms, its `date`), once it has.
+    pub sent_at: Option<i64>,
+}
+
+impl<F: FnMut(Walked<'_>) -> Result<()>> Joiner<'_, F> {
+    /// The row's report line, and when the service answered for it.
     fn sent_row(&mut self, planned: &PlannedRow) -> Result<(ReportRow, Option<i64>)> {
         let Some(slot) = planned.chunk else {
             return Ok((row::build(self.campaign, planned, None, &self.pricing), None));
@@ -144,17 +199,19 @@ impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> Joiner<'_, F> {
             }
             _ => None,
         };
-        let sent_at = result.map(|result| result.date);
+        let answered_at = result.map(|result| result.date);
         let sent = Sent {
             record,
             result,
             final_record,
         };
-        Ok((row::build(self.campaign, planned, Some(sent), &self.pricing), sent_at))
+        let row = row::build(self.campaign, planned, Some(sent), &self.pricing);
+        let sent_at = answered_at.filter(|_| matches!(row.outcome, Outcome::Answered { .. }));
+        Ok((row, sent_at))
     }
 }
 
-impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> plan::Visitor for Joiner<'_, F> {
+impl<F: FnMut(Walked<'_>) -> Result<()>> plan::Visitor for Joiner<'_, F> {
     type Error = anyhow::Error;
 
     fn row(&mut self, planned: PlannedRow) -> Result<()> {
@@ -164,7 +221,11 @@ impl<F: FnMut(&ReportRow, Option<&Recipient>) -> Result<()>> plan::Visitor for J
             Fate::Valid(recipient) => Some(recipient),
             _ => None,
         };
-        (self.on_row)(&row, recipient)
+        (self.on_row)(Walked {
+            row: &row,
+            recipient,
+            sent_at,
+        })
     }
 
     fn chunk(&mut self, key: ChunkKey, identity: ChunkIdentity) -> Result<()> {
@@ -195,7 +256,12 @@ impl RunRows {
     /// Every input row as a report line, in input order, with its recipient when it was valid;
     /// answers the summary of them all. Refuses when a chunk the checkpoint knows is not cut
     /// again the same: its rows would be joined with another chunk's results.
-    pub fn walk(&self, on_row: impl FnMut(&ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
+    pub fn walk(&self, mut on_row: impl FnMut(&ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
+        self.walk_sent(|walked| on_row(walked.row, walked.recipient))
+    }
+
+    /// As [`RunRows::walk`], with when each row's request was answered.
+    pub fn walk_sent(&self, on_row: impl FnMut(Walked<'_>) -> Result<()>) -> Result<Summary> {
         let summary = Summary {
             campaign: self.meta.campaign_file.clone(),
             campaign_name: self.campaign.name.clone(),
@@ -219,14 +285,14 @@ impl RunRows {
     }
 }
 
-/// A file written under a temporary name and put in place only when complete.
-struct Staged {
+/// A file written under a temporary name (owner-only) and put in place only when complete.
+pub(crate) struct Staged {
     path: PathBuf,
     temporary: PathBuf,
 }
 
 impl Staged {
-    fn new(path: PathBuf) -> Staged {
+    pub fn new(path: PathBuf) -> Staged {
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(".partial");
         Staged {
@@ -235,12 +301,12 @@ impl Staged {
         }
     }
 
-    fn create(&self) -> Result<std::fs::File> {
+    pub fn create(&self) -> Result<std::fs::File> {
         crate::files::create_private(&self.temporary)
             .with_context(|| format!("cannot create {}", self.temporary.display()))
     }
 
-    fn commit(self) -> Result<PathBuf> {
+    pub fn commit(self) -> Result<PathBuf> {
         std::fs::rename(&self.temporary, &self.path)
             .with_context(|| format!("cannot write {}", self.path.display()))?;
         Ok(self.path.clone())
@@ -253,24 +319,29 @@ impl Drop for Staged {
     }
 }
 
-/// Writes the report of a run: `report.csv`, `report.parquet`, `summary.json`, `summary.md`, `summary.html` (in `lang`).
-pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang) -> Result<Summary> {
+/// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
+/// Excel), `report.parquet`, `report.xlsx`, `summary.json`, `summary.md`, `summary.html` (in `lang`).
+pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> Result<Summary> {
     let rows = RunRows::open(run_dir)?;
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
     crate::files::create_private_dir(&out)?;
     let csv_file = Staged::new(out.join("report.csv"));
     let parquet_file = Staged::new(out.join("report.parquet"));
-    let mut csv_writer = csv::Writer::from_writer(csv_file.create()?);
+    let xlsx_file = Staged::new(out.join("report.xlsx"));
+    let mut csv_writer = csv_writer(csv_file.create()?, csv_bom)?;
     csv_writer.write_record(COLUMNS)?;
     let mut parquet = files::ParquetSink::create(parquet_file.create()?);
+    let mut workbook = xlsx::RowsWorkbook::new(&out)?;
     let mut summary = rows.walk(|row, _| {
         csv_writer.write_record(files::csv_record(row))?;
+        workbook.push(row)?;
         parquet.push(row.clone())
     })?;
     csv_writer.flush()?;
     drop(csv_writer);
     parquet.finish()?;
-    summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
+    workbook.finish(&summary, xlsx_file.create()?)?;
+    summary.files = vec![csv_file.commit()?, parquet_file.commit()?, xlsx_file.commit()?];
     for (name, body) in [
         ("summary.json", serde_json::to_string_pretty(&summary)?),
         ("summary.md", summary::markdown(&summary)),
@@ -283,4 +354,31 @@ pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang) -> Result<Summary> 
         summary.files.push(file.commit()?);
     }
     Ok(summary)
+}
+
+/// A valid SMS row that was charged `amount`, for tests of what is built from rows.
+#[cfg(test)]
+pub(crate) fn charged_row(row: u64, phone: &str, amount: i64) -> ReportRow {
+    ReportRow {
+        row,
+        phone: phone.into(),
+        name: String::new(),
+        kind: Kind::Sms,
+        lane: Some(Lane::Sms),
+        chunk: Some(0),
+        uid: (1000 + row).to_string(),
+        id: String::new(),
+        send_group_id: String::new(),
+        outcome: Outcome::Answered {
+            status: "SMS_00".into(),
+            accepted: true,
+        },
+        final_result: "SMS_00".into(),
+        error: String::new(),
+        billing_class: Some(BillingClass::Sms),
+        charge_state: ChargeState::Charged,
+        amount: Some(amount),
+        fallback: None,
+        fallback_amount: None,
+    }
 }
