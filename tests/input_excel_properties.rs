@@ -4,21 +4,13 @@
 //! needs no writer. A bounded number of cases runs in `cargo test`; `PROPTEST_CASES=100000 cargo
 //! test --release --test input_excel_properties` runs a long search.
 
+mod common;
+
 use calamine::{CellErrorType, Data, ExcelDateTime, ExcelDateTimeType};
 use msgbatch::campaign::{Encoding, InputFormat};
 use msgbatch::input::{self, cell_text, CellProblem, ColumnSpec, RawRow, Unreadable};
 use proptest::prelude::*;
 use std::path::Path;
-
-/// `cases` unless `PROPTEST_CASES` asks for another number.
-fn config(cases: u32) -> ProptestConfig {
-    let default = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_some() {
-        default
-    } else {
-        ProptestConfig { cases, ..default }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The cell → text rule.
@@ -80,7 +72,7 @@ fn is_time(text: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(config(2000))]
+    #![proptest_config(common::proptest_config(2000))]
 
     #[test]
     fn any_cell_has_a_text_or_says_why_not(cell in any_cell()) {
@@ -345,7 +337,7 @@ fn read_sheet(path: &Path, batch: usize) -> Vec<RawRow> {
 }
 
 proptest! {
-    #![proptest_config(config(150))]
+    #![proptest_config(common::proptest_config(150))]
 
     #[test]
     fn a_sheet_gives_one_row_per_non_blank_sheet_row_at_its_number(rows in sheet_rows(), batch in 1usize..7) {

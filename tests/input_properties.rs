@@ -3,22 +3,14 @@
 //! A bounded number of cases runs in `cargo test`; `PROPTEST_CASES=100000 cargo test --release
 //! --test input_properties` runs a long search.
 
+mod common;
+
 use msgbatch::campaign::{Encoding, InputFormat};
 use msgbatch::input::{self, ColumnSpec, InputError, RawRow};
 use polars::prelude::*;
 use proptest::prelude::*;
 use std::io::Write;
 use std::path::Path;
-
-/// `cases` unless `PROPTEST_CASES` asks for another number.
-fn config(cases: u32) -> ProptestConfig {
-    let default = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_some() {
-        default
-    } else {
-        ProptestConfig { cases, ..default }
-    }
-}
 
 fn spec() -> ColumnSpec {
     ColumnSpec {
@@ -132,7 +124,7 @@ fn check_csv(bytes: &[u8], encoding: Encoding, max_field: usize) -> Result<(), T
 }
 
 proptest! {
-    #![proptest_config(config(256))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn csv_rows_out_equal_the_records_in(
@@ -195,7 +187,7 @@ fn check_blocks_read_as_one(
 }
 
 proptest! {
-    #![proptest_config(config(256))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn csv_read_in_blocks_reads_as_in_one_piece(
@@ -330,7 +322,7 @@ fn write_parquet(path: &Path, mut frame: DataFrame, row_group: usize) {
 }
 
 proptest! {
-    #![proptest_config(config(24))]
+    #![proptest_config(common::proptest_config(24))]
 
     #[test]
     fn parquet_rows_come_out_all_in_order_with_their_numbers(

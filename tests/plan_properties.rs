@@ -3,21 +3,14 @@
 //! A bounded number of cases runs in `cargo test`; `PROPTEST_CASES=20000 cargo test --release
 //! --test plan_properties` runs a long search.
 
+mod common;
+
 use msgbatch::campaign::Campaign;
 use msgbatch::phone;
 use msgbatch::plan::{self, ChunkIdentity, ChunkKey, Fate, PlanError, PlannedRow, Visitor};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-fn config(cases: u32) -> ProptestConfig {
-    let default = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_some() {
-        default
-    } else {
-        ProptestConfig { cases, ..default }
-    }
-}
 
 /// Phone spellings as lists hold them: a small pool of mobile numbers in several spellings (so that
 /// duplicates happen), landlines, foreign numbers, junk and blanks.
@@ -199,7 +192,7 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
 }
 
 proptest! {
-    #![proptest_config(config(48))]
+    #![proptest_config(common::proptest_config(48))]
 
     #[test]
     fn every_row_ends_in_exactly_one_bucket(

@@ -232,7 +232,7 @@ fn next_steps(report: &RunReport) -> Vec<String> {
     }
     if status.sent > 0 || status.rows > 0 {
         steps.push(format!(
-            "report:      msgbatch report {} (report.csv, report.parquet, summary.html)",
+            "report:      msgbatch report {} (report.csv, report.xlsx, report.parquet, summary.html)",
             report.run_dir.display()
         ));
     }

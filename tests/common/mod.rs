@@ -89,3 +89,14 @@ pub fn number_ending(serial: u32, suffix: &str) -> String {
     );
     format!("010{serial}{suffix}")
 }
+
+/// A property test's configuration: `cases` cases, unless `PROPTEST_CASES` asks for another
+/// number (for the long runs the README gives).
+pub fn proptest_config(cases: u32) -> proptest::prelude::ProptestConfig {
+    let default = proptest::prelude::ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_some() {
+        default
+    } else {
+        proptest::prelude::ProptestConfig { cases, ..default }
+    }
+}
