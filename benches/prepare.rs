@@ -24,7 +24,7 @@ fn rows(offset: usize) -> Vec<RawRow> {
             RawRow {
                 row: n as u64 + 1,
                 phone: Some(format!("010-{:04}-{:04}", (n / 10_000) % 10_000, n % 10_000)),
-                name: Some(if n % 50 == 0 {
+                name: Some(if n.is_multiple_of(50) {
                     "아주 긴 이름을 가진 고객님 VIP".into()
                 } else {
                     "김민수".into()

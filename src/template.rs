@@ -502,7 +502,7 @@ mod tests {
             Some("김민수")
         }
         fn var(&self, key: &str) -> Option<&str> {
-            Some(if key.len() % 2 == 0 { "짝" } else { "odd" })
+            Some(if key.len().is_multiple_of(2) { "짝" } else { "odd" })
         }
     }
 

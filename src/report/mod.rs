@@ -11,7 +11,8 @@ pub(crate) mod xlsx;
 pub use files::COLUMNS;
 pub(crate) use files::{csv_writer, Cell};
 pub use row::{ChargeState, Outcome, ReportRow};
-pub use summary::{Answers, Funnel, Lang, SendTimes};
+pub(crate) use summary::escape;
+pub use summary::{won, Answers, Funnel, Lang, SendTimes};
 
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};

@@ -4,7 +4,9 @@ mod html;
 mod labels;
 mod timeline;
 
+pub(crate) use html::escape;
 pub use html::html;
+pub use labels::won;
 pub use labels::Lang;
 pub use timeline::SendTimes;
 

@@ -2,7 +2,7 @@
 
 use super::{LedgerComparison, Line, RunInfo, Statement};
 use crate::report::xlsx::{self, Formats, TOTALS_HEADER};
-use crate::report::{csv_writer, Cell, ClassSummary, Staged, CLASS_TOTALS};
+use crate::report::{csv_writer, escape, won, Cell, ClassSummary, Staged, CLASS_TOTALS};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -225,26 +225,6 @@ pub(super) fn write_all(statement: &Statement, out: &Path, bom: bool) -> Result<
     Ok(vec![csv_file.commit()?, xlsx_file.commit()?, html_file.commit()?])
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// `₩1,234,500`.
-pub fn won(amount: i64) -> String {
-    let digits = amount.unsigned_abs().to_string();
-    let mut grouped = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    format!("{}₩{grouped}", if amount < 0 { "-" } else { "" })
-}
-
 /// An HTML table of cells, amounts in won.
 fn html_table(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>) -> String {
     let mut table = String::from("<table><tr>");
@@ -331,18 +311,4 @@ fn html(statement: &Statement) -> String {
          <body>{body}</body></html>\n",
         statement.month
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::won;
-
-    #[test]
-    fn won_groups_thousands() {
-        assert_eq!(won(0), "₩0");
-        assert_eq!(won(999), "₩999");
-        assert_eq!(won(1_000), "₩1,000");
-        assert_eq!(won(1_234_500), "₩1,234,500");
-        assert_eq!(won(-15_000), "-₩15,000");
-    }
 }

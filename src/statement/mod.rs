@@ -7,7 +7,7 @@
 
 mod files;
 
-pub use files::won;
+pub use crate::report::won;
 
 use crate::api::ledger::{BillingClass, Ledger};
 use crate::campaign::quiet::kst;

@@ -7,7 +7,7 @@ use super::labels::{self, Label, Lang};
 use super::{Funnel, Summary};
 
 /// Text for HTML element content and attribute values.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
