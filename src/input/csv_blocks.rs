@@ -8,7 +8,7 @@
 //! shifted by what came before. A file this path is not sure of (not a regular file, small, a
 //! header with quotes or line breaks in it) is read sequentially.
 
-use super::csv_source::{encoding_name, record_limit, sniff, Columns, CsvRows, Sniffed};
+use super::csv_source::{encoding_name, header_name, record_limit, sniff, Columns, CsvRows, Sniffed};
 use super::decode::Cp949Reader;
 use super::record_window::CHUNK_BYTES;
 use super::{locate, ColumnSpec, InputError, RawRow, RowSource};
@@ -119,10 +119,7 @@ pub(super) fn open(
     if decoding.is_err() {
         return Ok(None);
     }
-    let headers: Vec<String> = decoded
-        .split(|&b| b == b',')
-        .map(|h| String::from_utf8_lossy(h).trim().to_string())
-        .collect();
+    let headers: Vec<String> = decoded.split(|&b| b == b',').map(header_name).collect();
     let (phone, name, vars) = locate(path, &headers, spec)?;
     let record_limit = record_limit(max_field, headers.len());
     let columns = Columns {
@@ -306,48 +303,15 @@ fn parse_block(columns: Columns, block: Block) -> Result<Vec<RawRow>, InputError
 }
 
 /// `error` with its row counted from the start of the file rather than of its block.
-fn shifted(error: InputError, rows_before: u64) -> InputError {
-    match error {
-        InputError::UnbalancedQuote {
-            path,
-            row,
-            line,
-            column,
-            problem,
-        } => InputError::UnbalancedQuote {
-            path,
-            row: row + rows_before,
-            line,
-            column,
-            problem,
-        },
-        InputError::FieldTooLarge {
-            path,
-            row,
-            line,
-            column,
-            limit,
-            cause,
-        } => InputError::FieldTooLarge {
-            path,
-            row: row + rows_before,
-            line,
-            column,
-            limit,
-            cause,
-        },
-        InputError::Malformed { path, row, message } => InputError::Malformed {
-            path,
-            row: row + rows_before,
-            message,
-        },
-        InputError::Read { path, row, source } => InputError::Read {
-            path,
-            row: row + rows_before,
-            source,
-        },
-        other => other,
+fn shifted(mut error: InputError, rows_before: u64) -> InputError {
+    match &mut error {
+        InputError::UnbalancedQuote { row, .. }
+        | InputError::FieldTooLarge { row, .. }
+        | InputError::Malformed { row, .. }
+        | InputError::Read { row, .. } => *row += rows_before,
+        _ => {}
     }
+    error
 }
 
 impl RowSource for BlockedCsv {
