@@ -7,6 +7,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 // Rows are allocated on the reader thread and freed on others; mimalloc handles that far better than glibc.
+// Without transparent huge pages (feature `no_thp`): with them, peak memory grew in 2 MB steps
+// (validate of 1 M rows: 67–81 MB against 44–49 MB) for no measured gain in time.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

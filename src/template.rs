@@ -72,6 +72,21 @@ impl Slot {
         format!("#{}{}{}", self.spelling.open(), self.key, self.spelling.close())
     }
 
+    /// The value that fills this placeholder; absent or empty is missing.
+    fn value<'s>(&self, source: &'s dyn VariableSource) -> Result<&'s str, MissingVariable> {
+        let value = match &self.placeholder {
+            Placeholder::Name => source.name(),
+            Placeholder::Var(key) => source.var(key),
+        };
+        match value {
+            Some(value) if !value.is_empty() => Ok(value),
+            _ => Err(MissingVariable {
+                key: self.placeholder.key().to_string(),
+                written: self.written(),
+            }),
+        }
+    }
+
     /// The placeholder in the service's spelling: `#{VAR1}`.
     fn for_service(&self) -> String {
         format!("#{{{}}}", self.key)
@@ -317,22 +332,34 @@ impl Template {
         for segment in &self.segments {
             match segment {
                 Segment::Literal(text) => out.push_str(text),
-                Segment::Slot(slot) => {
-                    let value = match &slot.placeholder {
-                        Placeholder::Name => source.name(),
-                        Placeholder::Var(key) => source.var(key),
-                    };
-                    match value {
-                        Some(value) if !value.is_empty() => out.push_str(value),
-                        _ => {
-                            return Err(MissingVariable {
-                                key: slot.placeholder.key().to_string(),
-                                written: slot.written(),
-                            })
-                        }
-                    }
-                }
+                Segment::Slot(slot) => out.push_str(slot.value(source)?),
             }
+        }
+        Ok(())
+    }
+
+    /// The text between the placeholders, run together. A measure that adds up over joined
+    /// text (characters, EUC-KR bytes) of a filled text is this text's measure plus the measure
+    /// of each value `for_each_value` visits: the text need not be built to be measured.
+    pub fn literal_text(&self) -> String {
+        let mut text = String::with_capacity(self.literal_len);
+        for segment in &self.segments {
+            if let Segment::Literal(literal) = segment {
+                text.push_str(literal);
+            }
+        }
+        text
+    }
+
+    /// Visits the value of every placeholder in order, as [`Template::render`] would fill it,
+    /// without building the text; an absent or empty value is the same error.
+    pub fn for_each_value<'s>(
+        &self,
+        source: &'s dyn VariableSource,
+        mut each: impl FnMut(&'s str),
+    ) -> Result<(), MissingVariable> {
+        for slot in self.slots() {
+            each(slot.value(source)?);
         }
         Ok(())
     }

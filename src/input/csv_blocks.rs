@@ -21,9 +21,11 @@ use std::path::Path;
 
 /// The environment variable that sets the block size, in bytes (a tuning and testing knob).
 pub const BLOCK_BYTES_VAR: &str = "MSGBATCH_CSV_BLOCK_BYTES";
-/// Bytes a block holds: large enough that starting a reader is noise, small enough that a few
-/// blocks per core keep memory flat.
-pub const DEFAULT_BLOCK_BYTES: usize = 1 << 20;
+/// Bytes a block holds: large enough that starting a reader is noise, small enough that the few
+/// blocks per core in flight (their rows take about six times their bytes) keep memory near what
+/// reading in one piece takes. Measured at 1 M realistic rows: 0.62 s and 46 MB peak at 256 KiB,
+/// 0.56 s and 120–160 MB at 1 MiB.
+pub const DEFAULT_BLOCK_BYTES: usize = 256 * 1024;
 
 /// Where the scan stands in the csv grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +51,10 @@ impl Scan {
     }
 }
 
-/// One block: whole records from a record boundary, and the file line it starts on.
-struct Block {
+/// One block cut and not parsed yet: whole records from a record boundary, and the file line it
+/// starts on. Any thread may parse it; [`BlockedCsv::number`] then puts its rows in file order.
+pub struct Block {
+    columns: Columns,
     bytes: Vec<u8>,
     first_line: u64,
     /// No record boundary in far more than the record limit: the block is one record that does
@@ -76,9 +80,10 @@ pub struct BlockedCsv {
     record_limit: usize,
     /// Lines before `carry[0]`.
     lines_before: u64,
-    /// Rows handed out or waiting in `rows`.
+    /// Rows handed out or waiting in `parsed`.
     rows_before: u64,
-    rows: VecDeque<RawRow>,
+    /// Parsed blocks not handed out yet, in file order, their rows numbered in the file.
+    parsed: VecDeque<Vec<RawRow>>,
     /// No more bytes will be cut: the file ended, or a record ran past the limit.
     ended: bool,
 }
@@ -144,7 +149,7 @@ pub(super) fn open(
         record_limit,
         lines_before: 1,
         rows_before: 0,
-        rows: VecDeque::new(),
+        parsed: VecDeque::new(),
         ended: false,
     }))
 }
@@ -213,7 +218,7 @@ impl BlockedCsv {
     }
 
     /// The next block of whole records, or `None` when the file is all cut.
-    fn cut(&mut self) -> Result<Option<Block>, InputError> {
+    pub fn cut(&mut self) -> Result<Option<Block>, InputError> {
         if self.ended {
             return Ok(None);
         }
@@ -245,14 +250,15 @@ impl BlockedCsv {
         let first_line = self.lines_before + 1;
         self.lines_before += memchr::memchr_iter(b'\n', &bytes).count() as u64;
         Block {
+            columns: self.columns.clone(),
             bytes,
             first_line,
             runaway: false,
         }
     }
 
-    /// Cuts a block for each core (twice over) and parses them at once, queueing their rows.
-    fn parse_round(&mut self) -> Result<(), InputError> {
+    /// The next blocks, one for each core twice over, to be parsed at once; none at the end.
+    pub fn cut_round(&mut self) -> Result<Vec<Block>, InputError> {
         let wanted = 2 * rayon::current_num_threads().max(1);
         let mut blocks = Vec::with_capacity(wanted);
         while blocks.len() < wanted {
@@ -261,66 +267,89 @@ impl BlockedCsv {
                 None => break,
             }
         }
-        let parsed: Vec<Result<Vec<RawRow>, InputError>> = blocks
-            .into_par_iter()
-            .map(|block| parse_block(self.columns.clone(), block))
-            .collect();
+        Ok(blocks)
+    }
+
+    /// The rows of the next block in file order (every block cut comes back here or to
+    /// `placed_error`, in the order it was cut), numbered from the start of the file.
+    pub fn number(&mut self, mut rows: Vec<RawRow>) -> Vec<RawRow> {
+        for row in &mut rows {
+            row.row += self.rows_before;
+        }
+        self.rows_before += rows.len() as u64;
+        rows
+    }
+
+    /// The error that stopped the next block, its row counted from the start of the file.
+    pub fn placed_error(&self, mut error: InputError) -> InputError {
+        match &mut error {
+            InputError::UnbalancedQuote { row, .. }
+            | InputError::FieldTooLarge { row, .. }
+            | InputError::Malformed { row, .. }
+            | InputError::Read { row, .. } => *row += self.rows_before,
+            _ => {}
+        }
+        error
+    }
+
+    /// Cuts a round of blocks and parses them at once, queueing their rows.
+    fn parse_round(&mut self) -> Result<(), InputError> {
+        let parsed: Vec<Result<Vec<RawRow>, InputError>> =
+            self.cut_round()?.into_par_iter().map(Block::parse).collect();
         for result in parsed {
-            let rows = result.map_err(|error| shifted(error, self.rows_before))?;
-            let before = self.rows_before;
-            self.rows_before += rows.len() as u64;
-            self.rows.extend(rows.into_iter().map(|mut row| {
-                row.row += before;
-                row
-            }));
+            let rows = self.number(result.map_err(|error| self.placed_error(error))?);
+            if !rows.is_empty() {
+                self.parsed.push_back(rows);
+            }
         }
         Ok(())
     }
 }
 
-/// Every row of one block, numbered from 1; or the error that stops the file, with its row
-/// counted in the block.
-fn parse_block(columns: Columns, block: Block) -> Result<Vec<RawRow>, InputError> {
-    // About 40 bytes a row: one allocation for most blocks.
-    let mut rows = Vec::with_capacity(block.bytes.len() / 32 + 1);
-    let (path, limit) = (columns.path.clone(), columns.max_field);
-    let column = columns.headers.first().cloned().unwrap_or_default();
-    let mut reader = CsvRows::block(columns, block.bytes, block.first_line);
-    while reader.read_rows(&mut rows, CHUNK_BYTES)? {}
-    if block.runaway {
-        // The reader stops such a record at its window's limit; should it ever not, the file is
-        // still refused rather than cut in the middle of a record.
-        return Err(InputError::FieldTooLarge {
-            path,
-            row: rows.len() as u64 + 1,
-            line: block.first_line,
-            column,
-            limit,
-            cause: "no line break ends the record: is this a CSV file?",
-        });
+impl Block {
+    /// Every row of the block, numbered from 1; or the error that stops the file, with its row
+    /// counted in the block.
+    pub fn parse(self) -> Result<Vec<RawRow>, InputError> {
+        // About 40 bytes a row: one allocation for most blocks.
+        let mut rows = Vec::with_capacity(self.bytes.len() / 32 + 1);
+        let (path, limit) = (self.columns.path.clone(), self.columns.max_field);
+        let column = self.columns.headers.first().cloned().unwrap_or_default();
+        let mut reader = CsvRows::block(self.columns, self.bytes, self.first_line);
+        while reader.read_rows(&mut rows, CHUNK_BYTES)? {}
+        if self.runaway {
+            // The reader stops such a record at its window's limit; should it ever not, the file
+            // is still refused rather than cut in the middle of a record.
+            return Err(InputError::FieldTooLarge {
+                path,
+                row: rows.len() as u64 + 1,
+                line: self.first_line,
+                column,
+                limit,
+                cause: "no line break ends the record: is this a CSV file?",
+            });
+        }
+        Ok(rows)
     }
-    Ok(rows)
-}
-
-/// `error` with its row counted from the start of the file rather than of its block.
-fn shifted(mut error: InputError, rows_before: u64) -> InputError {
-    match &mut error {
-        InputError::UnbalancedQuote { row, .. }
-        | InputError::FieldTooLarge { row, .. }
-        | InputError::Malformed { row, .. }
-        | InputError::Read { row, .. } => *row += rows_before,
-        _ => {}
-    }
-    error
 }
 
 impl RowSource for BlockedCsv {
+    /// A parsed block's rows as they are (no copy), or its first `max` when it holds more.
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError> {
-        while self.rows.len() < max && !self.ended {
+        while self.parsed.is_empty() && !self.ended {
             self.parse_round()?;
         }
-        let take = max.min(self.rows.len());
-        Ok((take > 0).then(|| self.rows.drain(..take).collect()))
+        let Some(mut rows) = self.parsed.pop_front() else {
+            return Ok(None);
+        };
+        if rows.len() > max {
+            let rest = rows.split_off(max);
+            self.parsed.push_front(rest);
+        }
+        Ok(Some(rows))
+    }
+
+    fn in_blocks(&mut self) -> Option<&mut BlockedCsv> {
+        Some(self)
     }
 
     fn encoding(&self) -> &'static str {

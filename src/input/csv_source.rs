@@ -240,17 +240,23 @@ impl CsvRows {
     /// A reader of one block of a file whose header was read already: `bytes` start at a record
     /// boundary, on line `first_line` of the file (see `csv_blocks`). Rows are numbered from 1.
     pub(super) fn block(columns: Columns, bytes: Vec<u8>, first_line: u64) -> CsvRows {
-        let bytes = std::io::Cursor::new(bytes);
-        let source: Box<dyn Read + Send> = if columns.from_cp949 {
-            Box::new(Cp949Reader::new(bytes))
+        let bytes = if columns.from_cp949 {
+            let mut decoded = Vec::with_capacity(bytes.len() + bytes.len() / 2);
+            Cp949Reader::new(&bytes[..])
+                .read_to_end(&mut decoded)
+                .expect("decoding bytes in memory cannot fail");
+            decoded
         } else {
-            Box::new(bytes)
+            bytes
         };
-        let window = RecordWindow::new(source, record_limit(columns.max_field, columns.headers.len()));
+        let capacity = bytes.len().clamp(1, CHUNK_BYTES);
+        let nothing_more: Box<dyn Read + Send> = Box::new(std::io::empty());
+        let limit = record_limit(columns.max_field, columns.headers.len());
+        let window = RecordWindow::holding(bytes, nothing_more, limit);
         let reader = csv::ReaderBuilder::new()
             .flexible(true)
             .has_headers(false)
-            .buffer_capacity(CHUNK_BYTES)
+            .buffer_capacity(capacity)
             .from_reader(window);
         CsvRows {
             columns,

@@ -16,6 +16,7 @@ mod raw_record;
 mod record_window;
 
 use crate::campaign::{Encoding, InputFormat};
+pub use csv_blocks::{Block, BlockedCsv};
 pub use excel_source::{cell_text, CellProblem};
 use std::path::{Path, PathBuf};
 
@@ -171,6 +172,11 @@ pub trait RowSource: Send {
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError>;
     /// The encoding the rows were decoded from, for the report.
     fn encoding(&self) -> &'static str;
+    /// A source cut into blocks that any thread may parse (a large CSV file), for a caller that
+    /// does more with each block's rows on the thread that parsed them.
+    fn in_blocks(&mut self) -> Option<&mut BlockedCsv> {
+        None
+    }
 }
 
 /// Opens `path` as `format` (a spreadsheet at its first sheet), checking the columns exist (and,
@@ -230,7 +236,7 @@ pub fn open_csv_in_blocks(
     )?))
 }
 
-/// The size of the blocks a large CSV file is read in: `MSGBATCH_CSV_BLOCK_BYTES`, else 1 MiB.
+/// The size of the blocks a large CSV file is read in: `MSGBATCH_CSV_BLOCK_BYTES`, else 256 KiB.
 fn csv_block_bytes() -> usize {
     std::env::var(csv_blocks::BLOCK_BYTES_VAR)
         .ok()

@@ -24,6 +24,8 @@ pub struct RecordWindow<R> {
     /// The most bytes a record may take.
     limit: usize,
     overflowed: bool,
+    /// Every byte there is is in `buffer` already (see `holding`).
+    complete: bool,
 }
 
 /// The error a read fails with when a record passed the limit.
@@ -44,6 +46,23 @@ impl<R: Read> RecordWindow<R> {
             record_start: 0,
             limit,
             overflowed: false,
+            complete: false,
+        }
+    }
+
+    /// A window over bytes already in memory, a block of a file: they are held as they are, with
+    /// no buffer beside them, and nothing more is read.
+    pub fn holding(bytes: Vec<u8>, inner: R, limit: usize) -> RecordWindow<R> {
+        RecordWindow {
+            inner,
+            filled: bytes.len(),
+            buffer: bytes,
+            base: 0,
+            handed: 0,
+            record_start: 0,
+            limit,
+            overflowed: false,
+            complete: true,
         }
     }
 
@@ -82,6 +101,9 @@ impl<R: Read> RecordWindow<R> {
         if self.handed - keep_from > self.limit {
             self.overflowed = true;
             return Err(io::Error::other(RecordTooLong { limit: self.limit }));
+        }
+        if self.complete {
+            return Ok(());
         }
         self.buffer.copy_within(keep_from..self.filled, 0);
         self.base += keep_from as u64;

@@ -5,7 +5,7 @@ use crate::campaign::{Campaign, InputFormat, Kind, Lane};
 use crate::input::phone_set::PhoneSet;
 use crate::input::{self, ColumnSpec, RawRow, Unreadable};
 use crate::phone::{self, PhoneError};
-use crate::text::{euc_kr_len, TextLane, ALIMTALK_MAX_CHARS, LMS_MAX_BYTES};
+use crate::text::{euc_kr_len, TextLane, Unencodable, ALIMTALK_MAX_CHARS, LMS_MAX_BYTES};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -84,14 +84,28 @@ pub enum Fate {
     Valid(Recipient),
 }
 
-/// What classification needs of the campaign, computed once.
+/// Classification: the order-free part of each row (`Drafter`, run on every core) and the
+/// part that depends on the rows before it (`Screen`, in input order).
 pub struct Classifier {
+    pub drafter: Drafter,
+    pub screen: Screen,
+}
+
+/// What the order-free part of classification needs of the campaign, computed once.
+pub struct Drafter {
     lanes: LaneRule,
     template: Option<crate::template::Template>,
+    /// The measure of the template's literal text in the unit the lane rule counts (`None`
+    /// when it cannot be sent), so that a row is measured by its values alone.
+    literal_size: Option<usize>,
     variable_keys: Vec<String>,
     variable_columns: Vec<String>,
     phone_column: String,
     name_column: Option<String>,
+}
+
+/// Suppression and duplicates: whether a valid row's number was listed or seen before.
+pub struct Screen {
     suppression: Option<PhoneSet>,
     seen: Option<PhoneSet>,
 }
@@ -113,24 +127,41 @@ impl crate::api::VariableSource for Vars<'_> {
 }
 
 /// The result of the order-free part of classification.
-enum Draft {
+pub enum Draft {
     Rejected(Rejection),
     Valid { phone: String, lane: Lane },
 }
 
 impl Classifier {
     pub fn new(campaign: &Campaign) -> Result<Classifier, PlanError> {
+        Ok(Classifier {
+            drafter: Drafter::new(campaign),
+            screen: Screen::new(campaign)?,
+        })
+    }
+
+    /// Classifies a batch in input order (see [`Drafter::draft`] and [`Screen::settle`]).
+    pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(RowRef, Fate)> {
+        let drafts = self.drafter.draft(&batch);
+        self.screen.settle(batch, drafts).collect()
+    }
+
+    pub fn column_spec(campaign: &Campaign) -> ColumnSpec {
+        ColumnSpec {
+            phone: campaign.recipients.phone_column.clone(),
+            name: campaign.recipients.name_column.clone(),
+            vars: campaign.recipients.variables.iter().map(|(_, c)| c.clone()).collect(),
+        }
+    }
+}
+
+impl Screen {
+    fn new(campaign: &Campaign) -> Result<Screen, PlanError> {
         let suppression = match &campaign.recipients.suppression {
             None => None,
             Some(path) => Some(load_suppression(path, &campaign.recipients.suppression_column)?),
         };
-        Ok(Classifier {
-            lanes: LaneRule::for_kind(campaign.kind),
-            template: campaign.lane_text().cloned(),
-            variable_keys: campaign.recipients.variables.iter().map(|(k, _)| k.clone()).collect(),
-            variable_columns: campaign.recipients.variables.iter().map(|(_, c)| c.clone()).collect(),
-            phone_column: campaign.recipients.phone_column.clone(),
-            name_column: campaign.recipients.name_column.clone(),
+        Ok(Screen {
             suppression,
             seen: campaign.recipients.drop_duplicates.then(PhoneSet::new),
         })
@@ -138,6 +169,73 @@ impl Classifier {
 
     pub fn suppression_entries(&self) -> u64 {
         self.suppression.as_ref().map_or(0, PhoneSet::len)
+    }
+
+    /// The fate of each drafted row, in input order, so that the first occurrence of a number
+    /// is the one kept. A valid row's fields move into its `Recipient`; the others keep their
+    /// phone and name in the `RowRef`.
+    pub fn settle(&mut self, rows: Vec<RawRow>, drafts: Vec<Draft>) -> impl Iterator<Item = (RowRef, Fate)> + '_ {
+        debug_assert_eq!(rows.len(), drafts.len());
+        rows.into_iter().zip(drafts).map(|(row, draft)| match draft {
+            Draft::Rejected(rejection) => (RowRef::unsent(row), Fate::Rejected(rejection)),
+            Draft::Valid { phone, lane } => {
+                if self.suppression.as_ref().is_some_and(|s| s.contains(&phone)) {
+                    (RowRef::unsent(row), Fate::Suppressed)
+                } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
+                    (RowRef::unsent(row), Fate::Duplicate)
+                } else {
+                    let reference = RowRef {
+                        row: row.row,
+                        phone: None,
+                        name: None,
+                    };
+                    let recipient = Recipient {
+                        row: row.row,
+                        phone,
+                        name: row.name,
+                        vars: row.vars.into_iter().map(Option::unwrap_or_default).collect(),
+                        lane,
+                    };
+                    (reference, Fate::Valid(recipient))
+                }
+            }
+        })
+    }
+}
+
+impl Drafter {
+    fn new(campaign: &Campaign) -> Drafter {
+        let lanes = LaneRule::for_kind(campaign.kind);
+        let template = campaign.lane_text().cloned();
+        let literal_size = match (&template, lanes.unit()) {
+            (Some(template), Some(unit)) => unit.size(&template.literal_text()).ok(),
+            _ => None,
+        };
+        Drafter {
+            lanes,
+            template,
+            literal_size,
+            variable_keys: campaign.recipients.variables.iter().map(|(k, _)| k.clone()).collect(),
+            variable_columns: campaign.recipients.variables.iter().map(|(_, c)| c.clone()).collect(),
+            phone_column: campaign.recipients.phone_column.clone(),
+            name_column: campaign.recipients.name_column.clone(),
+        }
+    }
+
+    /// Everything about each row of a batch that does not depend on the rows before it, on
+    /// every core: a draft for each row, in the batch's order.
+    pub fn draft(&self, batch: &[RawRow]) -> Vec<Draft> {
+        batch
+            .par_iter()
+            .map_init(String::new, |buffer, row| self.draft_row(row, buffer))
+            .collect()
+    }
+
+    /// As [`Drafter::draft`], on the calling thread: for a batch that is itself one of many
+    /// drafted at once.
+    pub fn draft_here(&self, batch: &[RawRow]) -> Vec<Draft> {
+        let mut buffer = String::new();
+        batch.iter().map(|row| self.draft_row(row, &mut buffer)).collect()
     }
 
     pub fn column_spec(campaign: &Campaign) -> ColumnSpec {
@@ -157,7 +255,7 @@ impl Classifier {
     }
 
     /// Everything about a row that does not depend on the rows before it.
-    fn draft(&self, row: &RawRow, buffer: &mut String) -> Draft {
+    fn draft_row(&self, row: &RawRow, buffer: &mut String) -> Draft {
         if let Some(unreadable) = &row.unreadable {
             let reason = match unreadable {
                 Unreadable::Ragged { .. } => RejectReason::Ragged,
@@ -184,7 +282,7 @@ impl Classifier {
         };
         let lane = match &self.template {
             Some(template) => {
-                if let Err(missing) = template.render_into(&vars, buffer) {
+                if let Err(missing) = template.for_each_value(&vars, |_| {}) {
                     let column = self.column_of(&missing.key);
                     return self.reject(
                         RejectReason::VariableMissing,
@@ -192,7 +290,7 @@ impl Classifier {
                         format!("{} has no value", missing.written),
                     );
                 }
-                match self.lanes.lane(buffer) {
+                match self.lanes.lane(|unit| self.size(template, &vars, unit, buffer)) {
                     Ok(lane) => lane,
                     Err((reason, detail)) => return self.reject(reason, "message", detail),
                 }
@@ -216,6 +314,29 @@ impl Classifier {
         Draft::Valid { phone, lane }
     }
 
+    /// The size of the filled text: the literal text's, measured once, plus each value's. Only a
+    /// text that cannot be sent is built, to name the character that stops it where it stands.
+    fn size(
+        &self,
+        template: &crate::template::Template,
+        vars: &Vars,
+        unit: Unit,
+        buffer: &mut String,
+    ) -> Result<usize, Unencodable> {
+        if let Some(mut total) = self.literal_size {
+            let mut sendable = true;
+            let _ = template.for_each_value(vars, |value| match unit.size(value) {
+                Ok(size) => total += size,
+                Err(_) => sendable = false,
+            });
+            if sendable {
+                return Ok(total);
+            }
+        }
+        let _ = template.render_into(vars, buffer);
+        unit.size(buffer)
+    }
+
     fn column_of(&self, key: &str) -> String {
         if key == "name" {
             return self.name_column.clone().unwrap_or_else(|| "name".into());
@@ -225,44 +346,6 @@ impl Classifier {
             .position(|k| k == key)
             .map(|i| self.variable_columns[i].clone())
             .unwrap_or_else(|| key.to_string())
-    }
-
-    /// Classifies a batch in input order: the order-free part in parallel, then suppression and
-    /// duplicates in sequence so the first occurrence of a number is the one kept. A valid row's
-    /// fields move into its `Recipient`; the others keep their phone and name in the `RowRef`.
-    pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(RowRef, Fate)> {
-        let drafts: Vec<Draft> = batch
-            .par_iter()
-            .map_init(String::new, |buffer, row| self.draft(row, buffer))
-            .collect();
-        batch
-            .into_iter()
-            .zip(drafts)
-            .map(|(row, draft)| match draft {
-                Draft::Rejected(rejection) => (RowRef::unsent(row), Fate::Rejected(rejection)),
-                Draft::Valid { phone, lane } => {
-                    if self.suppression.as_ref().is_some_and(|s| s.contains(&phone)) {
-                        (RowRef::unsent(row), Fate::Suppressed)
-                    } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
-                        (RowRef::unsent(row), Fate::Duplicate)
-                    } else {
-                        let reference = RowRef {
-                            row: row.row,
-                            phone: None,
-                            name: None,
-                        };
-                        let recipient = Recipient {
-                            row: row.row,
-                            phone,
-                            name: row.name,
-                            vars: row.vars.into_iter().map(Option::unwrap_or_default).collect(),
-                            lane,
-                        };
-                        (reference, Fate::Valid(recipient))
-                    }
-                }
-            })
-            .collect()
     }
 }
 
@@ -338,12 +421,21 @@ impl LaneRule {
         }
     }
 
-    /// The lane of a filled text, or why it cannot go.
-    fn lane(self, text: &str) -> Result<Lane, (RejectReason, String)> {
-        let bytes = || euc_kr_len(text).map_err(|error| (RejectReason::Unencodable, error.to_string()));
+    /// The unit a filled text is measured in, when it is measured.
+    fn unit(self) -> Option<Unit> {
+        match self {
+            LaneRule::Notification(_) => Some(Unit::Chars),
+            LaneRule::Fixed(_) => None,
+            LaneRule::Text(_) | LaneRule::TextBySize => Some(Unit::EucKrBytes),
+        }
+    }
+
+    /// The lane of a filled text, given its size in the rule's unit, or why it cannot go.
+    fn lane(self, size: impl FnOnce(Unit) -> Result<usize, Unencodable>) -> Result<Lane, (RejectReason, String)> {
+        let unencodable = |error: Unencodable| (RejectReason::Unencodable, error.to_string());
         match self {
             LaneRule::Notification(lane) => {
-                let chars = text.chars().count();
+                let chars = size(Unit::Chars).map_err(unencodable)?;
                 if chars > ALIMTALK_MAX_CHARS {
                     return Err((
                         RejectReason::TooLong,
@@ -354,7 +446,7 @@ impl LaneRule {
             }
             LaneRule::Fixed(lane) => Ok(lane),
             LaneRule::Text(lane) => {
-                let length = bytes()?;
+                let length = size(Unit::EucKrBytes).map_err(unencodable)?;
                 if length > lane.max_bytes() {
                     return Err((
                         RejectReason::TooLong,
@@ -364,7 +456,7 @@ impl LaneRule {
                 Ok(text_lane(lane))
             }
             LaneRule::TextBySize => {
-                let length = bytes()?;
+                let length = size(Unit::EucKrBytes).map_err(unencodable)?;
                 match TextLane::for_bytes(length) {
                     Some(lane) => Ok(text_lane(lane)),
                     None => Err((
@@ -377,9 +469,126 @@ impl LaneRule {
     }
 }
 
+/// What a lane rule counts. Both add up over joined text, which is what lets a row be measured
+/// by its values (see `Template::literal_text`).
+#[derive(Debug, Clone, Copy)]
+enum Unit {
+    Chars,
+    EucKrBytes,
+}
+
+impl Unit {
+    fn size(self, text: &str) -> Result<usize, Unencodable> {
+        match self {
+            Unit::Chars => Ok(text.chars().count()),
+            Unit::EucKrBytes => euc_kr_len(text),
+        }
+    }
+}
+
 fn text_lane(lane: TextLane) -> Lane {
     match lane {
         TextLane::Sms => Lane::Sms,
         TextLane::Lms => Lane::Lms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn campaign(kind: &str, text: &str) -> Campaign {
+        let extra = match kind {
+            "alimtalk" => "template = \"T\"\n",
+            "sms" => "callback_no = \"0212345678\"\n",
+            _ => "callback_no = \"0212345678\"\nsubject = \"s\"\n",
+        };
+        let toml = format!(
+            "name = \"c\"\nkind = \"{kind}\"\n[message]\nservice = 1\ntext = {text:?}\n{extra}\
+             [recipients]\npath = \"r.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"v1\", VAR2 = \"v2\" }}\n"
+        );
+        Campaign::parse(&toml, Path::new("/tmp/c/campaign.toml")).expect("campaign")
+    }
+
+    fn row(name: &str, v1: &str, v2: &str) -> RawRow {
+        RawRow {
+            row: 1,
+            phone: Some("010-1234-5678".into()),
+            name: Some(name.into()),
+            vars: vec![Some(v1.into()), Some(v2.into())],
+            unreadable: None,
+        }
+    }
+
+    /// The fate by building the text and measuring it whole: what measuring by values must equal.
+    fn fate_by_rendering(drafter: &Drafter, row: &RawRow) -> Result<Lane, (RejectReason, String)> {
+        let vars = Vars {
+            name: row.name.as_deref(),
+            keys: &drafter.variable_keys,
+            values: &row.vars,
+        };
+        let template = drafter.template.as_ref().expect("a text");
+        let text = template
+            .render(&vars)
+            .map_err(|missing| (RejectReason::VariableMissing, missing.written))?;
+        drafter.lanes.lane(|unit| unit.size(&text))
+    }
+
+    fn fate_by_drafting(drafter: &Drafter, row: &RawRow) -> Result<Lane, (RejectReason, String)> {
+        match drafter.draft_row(row, &mut String::new()) {
+            Draft::Valid { lane, .. } => Ok(lane),
+            Draft::Rejected(rejection) if rejection.reason == RejectReason::VariableMissing => {
+                Err((rejection.reason, rejection.detail.replace(" has no value", "")))
+            }
+            Draft::Rejected(rejection) => Err((rejection.reason, rejection.detail)),
+        }
+    }
+
+    #[test]
+    fn an_unencodable_value_is_named_where_it_stands_in_the_filled_text() {
+        let campaign = campaign("text", "안녕 #{이름}님 #{VAR1}");
+        let drafter = Drafter::new(&campaign);
+        let Draft::Rejected(rejection) = drafter.draft_row(&row("김😀", "x", "y"), &mut String::new()) else {
+            panic!("an emoji cannot go in EUC-KR");
+        };
+        assert_eq!(rejection.reason, RejectReason::Unencodable);
+        assert_eq!(rejection.detail, euc_kr_len("안녕 김😀님 x").unwrap_err().to_string());
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => "[a-z0-9 가-힣똠뷁漢字①é\u{3000}]{1,40}",
+            1 => "[a-z가-힣😀]{1,6}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Measuring a row by the literal text's size (once) plus its values' gives the lane and
+        /// the reject, detail included, that building and measuring the whole text gives.
+        #[test]
+        fn measuring_by_values_equals_measuring_the_filled_text(
+            kind in prop_oneof![Just("text"), Just("sms"), Just("lms"), Just("alimtalk")],
+            literal in "[a-z 가-힣!]{0,30}",
+            repeat in 1usize..60,
+            name in value(),
+            v1 in value(),
+            v2 in value(),
+        ) {
+            let text = format!("{literal}#{{이름}} {} #<VAR1>{literal}#{{VAR2}}", "가".repeat(repeat));
+            let campaign = campaign(kind, &text);
+            let drafter = Drafter::new(&campaign);
+            let row = row(&name, &v1, &v2);
+            prop_assert_eq!(fate_by_drafting(&drafter, &row), fate_by_rendering(&drafter, &row));
+            let vars = Vars { name: row.name.as_deref(), keys: &drafter.variable_keys, values: &row.vars };
+            let template = drafter.template.as_ref().expect("a text");
+            let unit = drafter.lanes.unit().expect("a measured kind");
+            let filled = template.render(&vars).expect("every value present");
+            prop_assert_eq!(
+                drafter.size(template, &vars, unit, &mut String::new()),
+                unit.size(&filled)
+            );
+        }
     }
 }

@@ -12,11 +12,13 @@ pub mod classify;
 
 pub use accounting::{warnings, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};
-pub use classify::{Classifier, Fate, Recipient, RejectReason, Rejection, RowRef};
+pub use classify::{Classifier, Draft, Drafter, Fate, Recipient, RejectReason, Rejection, RowRef, Screen};
 
 use crate::campaign::Campaign;
 use crate::input::{self, InputError, RawRow};
+use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Rows read and classified per batch.
 pub const BATCH_ROWS: usize = 16 * 1024;
@@ -62,7 +64,7 @@ pub trait Visitor {
 /// Reads the whole input and walks every row through the plan. A reader thread feeds batches
 /// through a bounded channel, so memory stays flat whatever the size. Answers the accounting.
 pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V::Error> {
-    let mut classifier = Classifier::new(campaign)?;
+    let Classifier { drafter, mut screen } = Classifier::new(campaign)?;
     let spec = Classifier::column_spec(campaign);
     let path = campaign.recipients.path.clone();
     let recipients = &campaign.recipients;
@@ -76,7 +78,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     .map_err(PlanError::from)?;
     let mut scan = Scan {
         encoding: source.encoding().to_string(),
-        suppression_entries: classifier.suppression_entries(),
+        suppression_entries: screen.suppression_entries(),
         ..Scan::default()
     };
     let mut cutter = if V::DIGESTS {
@@ -84,46 +86,45 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     } else {
         Cutter::without_digests(campaign.send.chunk_size)
     };
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<Vec<RawRow>, InputError>>(4);
-    let reader = std::thread::spawn(move || loop {
-        match source.next_batch(BATCH_ROWS) {
-            Ok(Some(batch)) => {
-                if sender.send(Ok(batch)).is_err() {
-                    return;
-                }
-            }
-            Ok(None) => return,
-            Err(error) => {
+    // The reader thread reads and drafts (the order-free part, on every core) while this thread
+    // settles each drafted batch in input order and hands its rows to the visitor.
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<(Vec<RawRow>, Vec<Draft>), InputError>>(2);
+    let drafter = Arc::new(drafter);
+    let drafter = &drafter;
+    let (outcome, reader) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let outcome = read_and_draft(source.as_mut(), drafter, |drafted| sender.send(Ok(drafted)).is_ok());
+            if let Err(error) = outcome {
                 let _ = sender.send(Err(error));
-                return;
             }
-        }
-    });
-    let outcome = (|| -> Result<(), V::Error> {
-        for batch in receiver.iter() {
-            let batch = batch.map_err(PlanError::from)?;
-            let read = batch.len() as u64;
-            for (row, fate) in classifier.classify(batch) {
-                scan.count(&fate);
-                let (chunk, closed) = match &fate {
-                    Fate::Valid(recipient) => {
-                        let (slot, closed) = cutter.place(recipient);
-                        (Some(slot), closed)
+        });
+        let outcome = (|| -> Result<(), V::Error> {
+            for batch in receiver.iter() {
+                let (batch, drafts) = batch.map_err(PlanError::from)?;
+                let read = batch.len() as u64;
+                for (row, fate) in screen.settle(batch, drafts) {
+                    scan.count(&fate);
+                    let (chunk, closed) = match &fate {
+                        Fate::Valid(recipient) => {
+                            let (slot, closed) = cutter.place(recipient);
+                            (Some(slot), closed)
+                        }
+                        _ => (None, None),
+                    };
+                    visitor.row(PlannedRow { row, fate, chunk })?;
+                    if let Some((key, identity)) = closed {
+                        visitor.chunk(key, identity)?;
                     }
-                    _ => (None, None),
-                };
-                visitor.row(PlannedRow { row, fate, chunk })?;
-                if let Some((key, identity)) = closed {
-                    visitor.chunk(key, identity)?;
                 }
+                visitor.read(read);
             }
-            visitor.read(read);
-        }
-        Ok(())
-    })();
-    drop(receiver);
+            Ok(())
+        })();
+        drop(receiver);
+        (outcome, reader.join())
+    });
     // A reader that panicked sent no error: without this check its rows would silently be missing.
-    if let Err(panic) = reader.join() {
+    if let Err(panic) = reader {
         let message = panic
             .downcast_ref::<String>()
             .cloned()
@@ -138,6 +139,63 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     scan.warnings = warnings(campaign);
     scan.estimated_charge = billing::estimate(campaign, &scan);
     Ok(scan)
+}
+
+/// Reads every row and drafts it, handing each batch with its drafts to `deliver` in input order
+/// until it answers false. A file read in blocks has each block parsed and drafted by one task on
+/// the pool while this thread cuts the next ones, a few blocks ahead, so every core stays busy and
+/// the rows are drafted while they are fresh.
+fn read_and_draft(
+    source: &mut dyn input::RowSource,
+    drafter: &Arc<Drafter>,
+    mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
+) -> Result<(), InputError> {
+    type Drafted = std::thread::Result<Result<(Vec<RawRow>, Vec<Draft>), InputError>>;
+    if let Some(blocked) = source.in_blocks() {
+        let ahead = 2 * rayon::current_num_threads().max(1);
+        let mut pending: VecDeque<std::sync::mpsc::Receiver<Drafted>> = VecDeque::with_capacity(ahead + 1);
+        loop {
+            let block = blocked.cut()?;
+            if let Some(block) = block {
+                let (done, receiver) = std::sync::mpsc::sync_channel::<Drafted>(1);
+                let drafter = Arc::clone(drafter);
+                rayon::spawn(move || {
+                    let drafted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        block.parse().map(|rows| {
+                            let drafts = drafter.draft_here(&rows);
+                            (rows, drafts)
+                        })
+                    }));
+                    let _ = done.send(drafted);
+                });
+                pending.push_back(receiver);
+                if pending.len() <= ahead {
+                    continue;
+                }
+            }
+            let Some(next) = pending.pop_front() else {
+                return Ok(());
+            };
+            // A task's panic goes on in this thread, which the walk reports as the reader's.
+            let drafted = match next.recv() {
+                Ok(Ok(drafted)) => drafted,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => panic!("a block's task ended without an answer"),
+            };
+            let (rows, drafts) = drafted.map_err(|error| blocked.placed_error(error))?;
+            let rows = blocked.number(rows);
+            if !rows.is_empty() && !deliver((rows, drafts)) {
+                return Ok(());
+            }
+        }
+    }
+    while let Some(batch) = source.next_batch(BATCH_ROWS)? {
+        let drafts = drafter.draft(&batch);
+        if !deliver((batch, drafts)) {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// Walks the plan for its accounting, writing the rejected rows to `rejects`; `inspect` sees
