@@ -320,6 +320,9 @@ impl Drop for Staged {
     }
 }
 
+/// Rows handed to the report.xlsx builder at a time.
+const XLSX_BATCH_ROWS: usize = 4096;
+
 /// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
 /// Excel), `report.parquet`, `report.xlsx`, `summary.json`, `summary.md`, `summary.html` (in `lang`).
 pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> Result<Summary> {
@@ -332,16 +335,54 @@ pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> R
     let mut csv_writer = csv_writer(csv_file.create()?, csv_bom)?;
     csv_writer.write_record(COLUMNS)?;
     let mut parquet = files::ParquetSink::create(parquet_file.create()?);
-    let mut workbook = xlsx::RowsWorkbook::new(&out)?;
-    let mut summary = rows.walk(|row, _| {
-        csv_writer.write_record(files::csv_record(row))?;
-        workbook.push(row)?;
-        parquet.push(row.clone())
-    })?;
+    let workbook = xlsx::RowsWorkbook::new(&out)?;
+    // The workbook is built on its own thread (its cells cost as much as the rest together), fed
+    // rows in batches; the summary it ends with comes once the walk is done.
+    let (rows_out, rows_in) = std::sync::mpsc::sync_channel::<Vec<ReportRow>>(4);
+    let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
+    let xlsx_target = xlsx_file.create()?;
+    let (walked, built) = std::thread::scope(|scope| {
+        let builder = scope.spawn(move || -> Result<()> {
+            let mut workbook = workbook;
+            for batch in rows_in {
+                for row in &batch {
+                    workbook.push(row)?;
+                }
+            }
+            // No summary: the walk failed, and the report is not written.
+            let Ok(summary) = summary_in.recv() else {
+                return Ok(());
+            };
+            workbook.finish(&summary, xlsx_target)
+        });
+        let walked = (|| -> Result<Summary> {
+            let mut batch = Vec::with_capacity(XLSX_BATCH_ROWS);
+            let summary = rows.walk(|row, _| {
+                csv_writer.write_record(files::csv_record(row))?;
+                batch.push(row.clone());
+                if batch.len() == XLSX_BATCH_ROWS {
+                    // A builder that stopped has its error to tell, below.
+                    let _ = rows_out.send(std::mem::replace(&mut batch, Vec::with_capacity(XLSX_BATCH_ROWS)));
+                }
+                parquet.push(row.clone())
+            })?;
+            let _ = rows_out.send(batch);
+            drop(rows_out);
+            let _ = summary_out.send(summary.clone());
+            Ok(summary)
+        })();
+        drop(summary_out);
+        let built = builder.join();
+        (walked, built)
+    });
+    let mut summary = walked?;
+    match built {
+        Ok(built) => built?,
+        Err(_) => anyhow::bail!("the report.xlsx builder stopped unexpectedly"),
+    }
     csv_writer.flush()?;
     drop(csv_writer);
     parquet.finish()?;
-    workbook.finish(&summary, xlsx_file.create()?)?;
     summary.files = vec![csv_file.commit()?, parquet_file.commit()?, xlsx_file.commit()?];
     for (name, body) in [
         ("summary.json", serde_json::to_string_pretty(&summary)?),
