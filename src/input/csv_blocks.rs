@@ -258,7 +258,7 @@ impl BlockedCsv {
     }
 
     /// The next blocks, one for each core twice over, to be parsed at once; none at the end.
-    pub fn cut_round(&mut self) -> Result<Vec<Block>, InputError> {
+    fn cut_round(&mut self) -> Result<Vec<Block>, InputError> {
         let wanted = 2 * rayon::current_num_threads().max(1);
         let mut blocks = Vec::with_capacity(wanted);
         while blocks.len() < wanted {

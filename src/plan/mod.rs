@@ -18,7 +18,6 @@ use crate::campaign::Campaign;
 use crate::input::{self, InputError, RawRow};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Rows read and classified per batch.
 pub const BATCH_ROWS: usize = 16 * 1024;
@@ -89,7 +88,6 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     // The reader thread reads and drafts (the order-free part, on every core) while this thread
     // settles each drafted batch in input order and hands its rows to the visitor.
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<(Vec<RawRow>, Vec<Draft>), InputError>>(2);
-    let drafter = Arc::new(drafter);
     let drafter = &drafter;
     let (outcome, reader) = std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
@@ -142,33 +140,56 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
 }
 
 /// Reads every row and drafts it, handing each batch with its drafts to `deliver` in input order
-/// until it answers false. A file read in blocks has each block parsed and drafted by one task on
-/// the pool while this thread cuts the next ones, a few blocks ahead, so every core stays busy and
-/// the rows are drafted while they are fresh.
+/// until it answers false. A file read in blocks has each block parsed and drafted by one of a
+/// worker per core while this thread cuts the next ones, a few blocks ahead, so every core stays
+/// busy and the rows are drafted while they are fresh. Rows come out in file order whatever
+/// order the workers finish in.
 fn read_and_draft(
     source: &mut dyn input::RowSource,
-    drafter: &Arc<Drafter>,
+    drafter: &Drafter,
     mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
 ) -> Result<(), InputError> {
     type Drafted = std::thread::Result<Result<(Vec<RawRow>, Vec<Draft>), InputError>>;
-    if let Some(blocked) = source.in_blocks() {
-        let ahead = 2 * rayon::current_num_threads().max(1);
+    type Job = (input::Block, std::sync::mpsc::SyncSender<Drafted>);
+    let Some(blocked) = source.in_blocks() else {
+        while let Some(batch) = source.next_batch(BATCH_ROWS)? {
+            let drafts = drafter.draft(&batch);
+            if !deliver((batch, drafts)) {
+                return Ok(());
+            }
+        }
+        return Ok(());
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let ahead = 2 * workers;
+    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(ahead);
+    let queue = std::sync::Mutex::new(queue);
+    std::thread::scope(|scope| {
+        // Owned here, so that however this returns the workers' queue closes and they end.
+        let jobs = jobs;
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let job = queue.lock().map(|queue| queue.recv());
+                let Ok(Ok((block, done))) = job else {
+                    return;
+                };
+                let drafted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    block.parse().map(|rows| {
+                        let drafts = drafter.draft_here(&rows);
+                        (rows, drafts)
+                    })
+                }));
+                let _ = done.send(drafted);
+            });
+        }
         let mut pending: VecDeque<std::sync::mpsc::Receiver<Drafted>> = VecDeque::with_capacity(ahead + 1);
         loop {
-            let block = blocked.cut()?;
-            if let Some(block) = block {
-                let (done, receiver) = std::sync::mpsc::sync_channel::<Drafted>(1);
-                let drafter = Arc::clone(drafter);
-                rayon::spawn(move || {
-                    let drafted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        block.parse().map(|rows| {
-                            let drafts = drafter.draft_here(&rows);
-                            (rows, drafts)
-                        })
-                    }));
-                    let _ = done.send(drafted);
-                });
-                pending.push_back(receiver);
+            if let Some(block) = blocked.cut()? {
+                let (done, drafted) = std::sync::mpsc::sync_channel::<Drafted>(1);
+                if jobs.send((block, done)).is_err() {
+                    panic!("the block workers stopped");
+                }
+                pending.push_back(drafted);
                 if pending.len() <= ahead {
                     continue;
                 }
@@ -176,11 +197,11 @@ fn read_and_draft(
             let Some(next) = pending.pop_front() else {
                 return Ok(());
             };
-            // A task's panic goes on in this thread, which the walk reports as the reader's.
+            // A worker's panic goes on in this thread, which the walk reports as the reader's.
             let drafted = match next.recv() {
                 Ok(Ok(drafted)) => drafted,
                 Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                Err(_) => panic!("a block's task ended without an answer"),
+                Err(_) => panic!("a block's worker ended without an answer"),
             };
             let (rows, drafts) = drafted.map_err(|error| blocked.placed_error(error))?;
             let rows = blocked.number(rows);
@@ -188,14 +209,7 @@ fn read_and_draft(
                 return Ok(());
             }
         }
-    }
-    while let Some(batch) = source.next_batch(BATCH_ROWS)? {
-        let drafts = drafter.draft(&batch);
-        if !deliver((batch, drafts)) {
-            return Ok(());
-        }
-    }
-    Ok(())
+    })
 }
 
 /// Walks the plan for its accounting, writing the rejected rows to `rejects`; `inspect` sees
