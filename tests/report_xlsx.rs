@@ -206,3 +206,33 @@ fn report_xlsx_is_owner_only() {
         & 0o777;
     assert_eq!(mode, 0o600);
 }
+
+#[test]
+fn no_xlsx_writes_the_other_files_and_takes_away_an_earlier_workbook() {
+    let sample = SentSample::send();
+    let with = sample.report(&[]);
+    let workbook = sample.run_dir().join("report.xlsx");
+    assert!(workbook.exists());
+    let listed = |summary: &Value| -> Vec<String> {
+        summary["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .map(|file| file.as_str().expect("a path").rsplit('/').next().unwrap().to_string())
+            .collect()
+    };
+    assert!(listed(&with).contains(&"report.xlsx".to_string()), "{with:#}");
+
+    let without = sample.report(&["--no-xlsx"]);
+    assert!(
+        !workbook.exists(),
+        "a workbook of an earlier report no longer stands beside the new files"
+    );
+    let files = listed(&without);
+    assert!(!files.contains(&"report.xlsx".to_string()), "{files:?}");
+    for name in ["report.csv", "report.parquet", "summary.json", "summary.html"] {
+        assert!(files.contains(&name.to_string()), "{name} in {files:?}");
+        assert!(sample.run_dir().join(name).exists(), "{name}");
+    }
+    assert_eq!(without["status"], with["status"]);
+}

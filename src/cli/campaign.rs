@@ -348,14 +348,8 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
     );
 }
 
-pub fn report(
-    run_dir: &Path,
-    out: Option<&Path>,
-    lang: crate::report::Lang,
-    csv_bom: bool,
-    json: bool,
-) -> Result<Exit> {
-    let summary = crate::report::write(run_dir, out, lang, csv_bom)?;
+pub fn report(run_dir: &Path, out: Option<&Path>, options: &crate::report::ReportOptions, json: bool) -> Result<Exit> {
+    let summary = crate::report::write(run_dir, out, options)?;
     if json {
         output::json(&summary)?;
     } else {

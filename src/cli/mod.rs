@@ -69,6 +69,9 @@ pub enum Command {
         /// Start report.csv with a UTF-8 byte-order mark, so that Excel reads its Hangul right.
         #[arg(long)]
         csv_bom: bool,
+        /// Do not write report.xlsx (most of the time of a report of millions of rows).
+        #[arg(long)]
+        no_xlsx: bool,
         #[arg(long)]
         json: bool,
     },
@@ -400,8 +403,16 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             out,
             lang,
             csv_bom,
+            no_xlsx,
             json,
-        } => campaign::report(&run_dir, out.as_deref(), lang, csv_bom, json),
+        } => {
+            let options = crate::report::ReportOptions {
+                lang,
+                csv_bom,
+                xlsx: !no_xlsx,
+            };
+            campaign::report(&run_dir, out.as_deref(), &options, json)
+        }
         Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
         Command::Statement {
             run_dirs,

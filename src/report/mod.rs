@@ -320,12 +320,26 @@ impl Drop for Staged {
     }
 }
 
+/// What `report` writes besides report.csv, report.parquet and the summaries.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportOptions {
+    /// The language of summary.html.
+    pub lang: Lang,
+    /// report.csv starts with a UTF-8 byte-order mark (for Excel).
+    pub csv_bom: bool,
+    /// Write report.xlsx too. Building it takes most of a large report's time (10 M rows: about
+    /// 86 s of the whole), so a run too large to open in Excel can skip it.
+    pub xlsx: bool,
+}
+
 /// Rows handed to the report.xlsx builder at a time.
 const XLSX_BATCH_ROWS: usize = 4096;
 
 /// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
-/// Excel), `report.parquet`, `report.xlsx`, `summary.json`, `summary.md`, `summary.html` (in `lang`).
-pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> Result<Summary> {
+/// Excel), `report.parquet`, `report.xlsx` (unless `xlsx` is off), `summary.json`, `summary.md`,
+/// `summary.html` (in `lang`).
+pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Result<Summary> {
+    let ReportOptions { lang, csv_bom, xlsx } = *options;
     let rows = RunRows::open(run_dir)?;
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
     crate::files::create_private_dir(&out)?;
@@ -335,15 +349,21 @@ pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> R
     let mut csv_writer = csv_writer(csv_file.create()?, csv_bom)?;
     csv_writer.write_record(COLUMNS)?;
     let mut parquet = files::ParquetSink::create(parquet_file.create()?);
-    let workbook = xlsx::RowsWorkbook::new(&out)?;
+    let workbook = if xlsx {
+        Some(xlsx::RowsWorkbook::new(&out)?)
+    } else {
+        None
+    };
     // The workbook is built on its own thread (its cells cost as much as the rest together), fed
     // rows in batches; the summary it ends with comes once the walk is done.
     let (rows_out, rows_in) = std::sync::mpsc::sync_channel::<Vec<ReportRow>>(4);
     let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
-    let xlsx_target = xlsx_file.create()?;
+    let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
     let (walked, built) = std::thread::scope(|scope| {
         let builder = scope.spawn(move || -> Result<()> {
-            let mut workbook = workbook;
+            let (Some(mut workbook), Some(xlsx_target)) = (workbook, xlsx_target) else {
+                return Ok(());
+            };
             for batch in rows_in {
                 for row in &batch {
                     workbook.push(row)?;
@@ -359,7 +379,9 @@ pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> R
             let mut batch = Vec::with_capacity(XLSX_BATCH_ROWS);
             let summary = rows.walk(|row, _| {
                 csv_writer.write_record(files::csv_record(row))?;
-                batch.push(row.clone());
+                if xlsx {
+                    batch.push(row.clone());
+                }
                 if batch.len() == XLSX_BATCH_ROWS {
                     // A builder that stopped has its error to tell, below.
                     let _ = rows_out.send(std::mem::replace(&mut batch, Vec::with_capacity(XLSX_BATCH_ROWS)));
@@ -383,7 +405,18 @@ pub fn write(run_dir: &Path, out: Option<&Path>, lang: Lang, csv_bom: bool) -> R
     csv_writer.flush()?;
     drop(csv_writer);
     parquet.finish()?;
-    summary.files = vec![csv_file.commit()?, parquet_file.commit()?, xlsx_file.commit()?];
+    summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
+    if xlsx {
+        summary.files.push(xlsx_file.commit()?);
+    } else {
+        // A workbook left by an earlier report would no longer match the files beside it.
+        match std::fs::remove_file(out.join("report.xlsx")) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(error).context("cannot remove the earlier report.xlsx");
+            }
+            _ => {}
+        }
+    }
     for (name, body) in [
         ("summary.json", serde_json::to_string_pretty(&summary)?),
         ("summary.md", summary::markdown(&summary)),
