@@ -332,8 +332,8 @@ pub struct ReportOptions {
     pub xlsx: bool,
 }
 
-/// Rows handed to the report.xlsx builder at a time.
-const XLSX_BATCH_ROWS: usize = 4096;
+/// Rows handed to the report.parquet and report.xlsx builders at a time.
+const FILE_BATCH_ROWS: usize = 4096;
 
 /// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
 /// Excel), `report.parquet`, `report.xlsx` (unless `xlsx` is off), `summary.json`, `summary.md`,
@@ -354,18 +354,29 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     } else {
         None
     };
-    // The workbook is built on its own thread (its cells cost as much as the rest together), fed
-    // rows in batches; the summary it ends with comes once the walk is done.
-    let (rows_out, rows_in) = std::sync::mpsc::sync_channel::<Vec<ReportRow>>(4);
+    // report.parquet and report.xlsx are each built on their own thread, fed the rows in shared
+    // batches, while this thread walks the plan and writes report.csv (the workbook's cells alone
+    // cost as much as the rest together). The workbook's Summary sheet comes once the walk is done.
+    type Batch = std::sync::Arc<Vec<ReportRow>>;
+    let (to_parquet, parquet_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
+    let (to_workbook, workbook_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
     let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
-    let (walked, built) = std::thread::scope(|scope| {
-        let builder = scope.spawn(move || -> Result<()> {
+    let (walked, parquet_built, workbook_built) = std::thread::scope(|scope| {
+        let parquet_builder = scope.spawn(move || -> Result<()> {
+            for batch in parquet_rows {
+                for row in batch.iter() {
+                    parquet.push(row.clone())?;
+                }
+            }
+            parquet.finish()
+        });
+        let workbook_builder = scope.spawn(move || -> Result<()> {
             let (Some(mut workbook), Some(xlsx_target)) = (workbook, xlsx_target) else {
                 return Ok(());
             };
-            for batch in rows_in {
-                for row in &batch {
+            for batch in workbook_rows {
+                for row in batch.iter() {
                     workbook.push(row)?;
                 }
             }
@@ -376,35 +387,41 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
             workbook.finish(&summary, xlsx_target)
         });
         let walked = (|| -> Result<Summary> {
-            let mut batch = Vec::with_capacity(XLSX_BATCH_ROWS);
+            let mut batch = Vec::with_capacity(FILE_BATCH_ROWS);
+            // A builder that stopped has its error to tell, below: a failed send is not the error.
+            let hand_on = |batch: Vec<ReportRow>| {
+                let batch: Batch = std::sync::Arc::new(batch);
+                let _ = to_parquet.send(batch.clone());
+                if xlsx {
+                    let _ = to_workbook.send(batch);
+                }
+            };
             let summary = rows.walk(|row, _| {
                 csv_writer.write_record(files::csv_record(row))?;
-                if xlsx {
-                    batch.push(row.clone());
+                batch.push(row.clone());
+                if batch.len() == FILE_BATCH_ROWS {
+                    hand_on(std::mem::replace(&mut batch, Vec::with_capacity(FILE_BATCH_ROWS)));
                 }
-                if batch.len() == XLSX_BATCH_ROWS {
-                    // A builder that stopped has its error to tell, below.
-                    let _ = rows_out.send(std::mem::replace(&mut batch, Vec::with_capacity(XLSX_BATCH_ROWS)));
-                }
-                parquet.push(row.clone())
+                Ok(())
             })?;
-            let _ = rows_out.send(batch);
-            drop(rows_out);
+            hand_on(batch);
+            drop(to_parquet);
+            drop(to_workbook);
             let _ = summary_out.send(summary.clone());
             Ok(summary)
         })();
         drop(summary_out);
-        let built = builder.join();
-        (walked, built)
+        (walked, parquet_builder.join(), workbook_builder.join())
     });
     let mut summary = walked?;
-    match built {
-        Ok(built) => built?,
-        Err(_) => anyhow::bail!("the report.xlsx builder stopped unexpectedly"),
+    for (file, built) in [("report.parquet", parquet_built), ("report.xlsx", workbook_built)] {
+        match built {
+            Ok(built) => built?,
+            Err(_) => anyhow::bail!("the {file} builder stopped unexpectedly"),
+        }
     }
     csv_writer.flush()?;
     drop(csv_writer);
-    parquet.finish()?;
     summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
     if xlsx {
         summary.files.push(xlsx_file.commit()?);
