@@ -152,13 +152,7 @@ fn read_and_draft(
     type Drafted = std::thread::Result<Result<(Vec<RawRow>, Vec<Draft>), InputError>>;
     type Job = (input::Block, std::sync::mpsc::SyncSender<Drafted>);
     let Some(blocked) = source.in_blocks() else {
-        while let Some(batch) = source.next_batch(BATCH_ROWS)? {
-            let drafts = drafter.draft(&batch);
-            if !deliver((batch, drafts)) {
-                return Ok(());
-            }
-        }
-        return Ok(());
+        return read_then_draft(source, drafter, deliver);
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let ahead = 2 * workers;
@@ -209,6 +203,38 @@ fn read_and_draft(
                 return Ok(());
             }
         }
+    })
+}
+
+/// As [`read_and_draft`] for a source read one batch at a time (Parquet, a spreadsheet, a small
+/// CSV file): one thread reads the next batch while the pool drafts the one before.
+fn read_then_draft(
+    source: &mut dyn input::RowSource,
+    drafter: &Drafter,
+    mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
+) -> Result<(), InputError> {
+    let (batches, read) = std::sync::mpsc::sync_channel::<Result<Vec<RawRow>, InputError>>(1);
+    std::thread::scope(|scope| {
+        scope.spawn(move || loop {
+            let batch = source.next_batch(BATCH_ROWS).transpose();
+            let last = !matches!(batch, Some(Ok(_)));
+            if let Some(batch) = batch {
+                if batches.send(batch).is_err() {
+                    return;
+                }
+            }
+            if last {
+                return;
+            }
+        });
+        for batch in read {
+            let batch = batch?;
+            let drafts = drafter.draft(&batch);
+            if !deliver((batch, drafts)) {
+                return Ok(());
+            }
+        }
+        Ok(())
     })
 }
 
