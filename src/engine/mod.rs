@@ -305,6 +305,16 @@ async fn send_all(
         eprintln!("{uncertain_before} recipient(s) in chunks that may or may not have been sent: {action}");
     }
 
+    // The plan is walked from here on: on a resume it must check every chunk the checkpoint knows
+    // before its first chunk comes out, and the status below is counted meanwhile. Nothing is
+    // sent before the loop further down takes a chunk.
+    let concurrency = campaign.send.concurrency;
+    let (chunk_tx, mut chunk_rx) = mpsc::channel::<Chunk>(concurrency * 2);
+    let producer = {
+        let campaign = campaign.clone();
+        let resend_uncertain = options.resend_uncertain;
+        tokio::task::spawn_blocking(move || feed::feed(&campaign, existing, resend_uncertain, chunk_tx))
+    };
     let live = status::Live::new(status_of(&checkpoint, meta)?);
     if let Err(error) = live.write(&run_dir, true) {
         eprintln!(
@@ -365,13 +375,6 @@ async fn send_all(
         }
     });
 
-    let concurrency = campaign.send.concurrency;
-    let (chunk_tx, mut chunk_rx) = mpsc::channel::<Chunk>(concurrency * 2);
-    let producer = {
-        let campaign = campaign.clone();
-        let resend_uncertain = options.resend_uncertain;
-        tokio::task::spawn_blocking(move || feed::feed(&campaign, existing, resend_uncertain, chunk_tx))
-    };
     let semaphore = Arc::new(Semaphore::new(concurrency));
     let limiter = campaign
         .send
