@@ -74,6 +74,10 @@ fn make_created_files_private() {
 /// A panic's message may quote data; it goes out masked like every other line of stderr.
 fn mask_phones_in_panics() {
     std::panic::set_hook(Box::new(|info| {
+        if msgbatch::contained::is_contained() {
+            // A library's panic where an error was due: its caller reports it as an error.
+            return;
+        }
         let thread = std::thread::current();
         let text = format!(
             "msgbatch: internal error in thread '{}': {info}",

@@ -236,3 +236,84 @@ fn no_xlsx_writes_the_other_files_and_takes_away_an_earlier_workbook() {
     }
     assert_eq!(without["status"], with["status"]);
 }
+
+/// A run of `rows` recipients of the SMS sample (distinct numbers), sent to the in-process sandbox.
+fn sent_run(dir: &Path, rows: usize) -> PathBuf {
+    copy_samples(dir, &["sms.toml"]);
+    let mut people = String::from("phone,name,coupon\n");
+    for i in 0..rows {
+        people.push_str(&format!("010{:08},고객{i},C{i:05}\n", 20_000_000 + i));
+    }
+    std::fs::write(dir.join("recipients.csv"), people).unwrap();
+    let run = dir.join("run");
+    exec(msgbatch_at(dir, DAYTIME), &["run", "sms.toml", "--out", path_str(&run)]).expect_code(0, "run");
+    run
+}
+
+/// `report` where a file may grow to `bytes` at most (RLIMIT_FSIZE, with SIGXFSZ ignored so that
+/// a write past it fails with "File too large", as a write fails on a full disk).
+fn report_with_file_limit(dir: &Path, run: &Path, out: &Path, bytes: u64) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIGXFSZ: i32 = 25;
+    const SIG_IGN: usize = 1;
+    let mut command = msgbatch_at(dir, DAYTIME);
+    command.args(["report", path_str(run), "--out", path_str(out), "--json"]);
+    // SAFETY: between fork and exec, only async-signal-safe calls: setrlimit and signal.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = rustix::process::Rlimit {
+                current: Some(bytes),
+                maximum: Some(bytes),
+            };
+            rustix::process::setrlimit(rustix::process::Resource::Fsize, limit)?;
+            signal(SIGXFSZ, SIG_IGN);
+            Ok(())
+        });
+    }
+    let output = command.output().expect("msgbatch runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn report_files_in(out: &Path) -> Vec<String> {
+    std::fs::read_dir(out)
+        .map(|entries| {
+            entries
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with("report") || name.starts_with("summary"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_report_that_cannot_be_written_fails_naming_the_file_with_no_internal_error_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = sent_run(dir.path(), 30_000);
+    // 4 MiB: report.csv (about 2.7 MB) fits, the workbook's sheet data does not; then 2 MiB,
+    // where report.csv does not fit either (the checkpoint's files need about 1 MiB).
+    for (bytes, file) in [(4 << 20, "report.xlsx"), (2 << 20, "report.csv")] {
+        let out = dir.path().join(format!("out-{bytes}"));
+        let (code, stderr) = report_with_file_limit(dir.path(), &run, &out, bytes);
+        assert_eq!(code, Some(1), "{file}: an I/O failure: {stderr}");
+        assert!(
+            !stderr.contains("internal error"),
+            "{file}: no panic reaches the user: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("cannot write {file}")),
+            "{file} is named: {stderr}"
+        );
+        assert!(stderr.contains("File too large"), "{file}: the cause: {stderr}");
+        assert_eq!(
+            report_files_in(&out),
+            Vec::<String>::new(),
+            "{file}: nothing left behind"
+        );
+    }
+}

@@ -364,27 +364,33 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
     let (walked, parquet_built, workbook_built) = std::thread::scope(|scope| {
         let parquet_builder = scope.spawn(move || -> Result<()> {
-            for batch in parquet_rows {
-                for row in batch.iter() {
-                    parquet.push(row.clone())?;
+            let written = (|| {
+                for batch in parquet_rows {
+                    for row in batch.iter() {
+                        parquet.push(row.clone())?;
+                    }
                 }
-            }
-            parquet.finish()
+                parquet.finish()
+            })();
+            written.context("cannot write report.parquet")
         });
         let workbook_builder = scope.spawn(move || -> Result<()> {
             let (Some(mut workbook), Some(xlsx_target)) = (workbook, xlsx_target) else {
                 return Ok(());
             };
-            for batch in workbook_rows {
-                for row in batch.iter() {
-                    workbook.push(row)?;
+            // rust_xlsxwriter's streamed sheets panic when a write fails (a full disk).
+            crate::contained::contain("cannot write report.xlsx", || {
+                for batch in workbook_rows {
+                    for row in batch.iter() {
+                        workbook.push(row)?;
+                    }
                 }
-            }
-            // No summary: the walk failed, and the report is not written.
-            let Ok(summary) = summary_in.recv() else {
-                return Ok(());
-            };
-            workbook.finish(&summary, xlsx_target)
+                // No summary: the walk failed, and the report is not written.
+                let Ok(summary) = summary_in.recv() else {
+                    return Ok(());
+                };
+                workbook.finish(&summary, xlsx_target)
+            })
         });
         let walked = (|| -> Result<Summary> {
             let mut batch = Vec::with_capacity(FILE_BATCH_ROWS);
@@ -397,7 +403,9 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
                 }
             };
             let summary = rows.walk(|row, _| {
-                csv_writer.write_record(files::csv_record(row))?;
+                csv_writer
+                    .write_record(files::csv_record(row))
+                    .context("cannot write report.csv")?;
                 batch.push(row.clone());
                 if batch.len() == FILE_BATCH_ROWS {
                     hand_on(std::mem::replace(&mut batch, Vec::with_capacity(FILE_BATCH_ROWS)));
@@ -420,7 +428,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
             Err(_) => anyhow::bail!("the {file} builder stopped unexpectedly"),
         }
     }
-    csv_writer.flush()?;
+    csv_writer.flush().context("cannot write report.csv")?;
     drop(csv_writer);
     summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
     if xlsx {
