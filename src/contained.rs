@@ -15,14 +15,18 @@ pub fn contain<R>(what: &str, work: impl FnOnce() -> anyhow::Result<R>) -> anyho
     match result {
         Ok(result) => result,
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into());
+            let message = panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
             Err(anyhow::anyhow!("{what}: {message}"))
         }
     }
+}
+
+/// What a panic said, when it said it in words.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
 }
 
 /// Whether this thread is inside [`contain`]: the panic hook stays quiet, the caller reports.

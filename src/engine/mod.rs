@@ -471,11 +471,7 @@ fn settle_task(shared: &Shared, joined: Result<(), tokio::task::JoinError>) {
 
 /// The message of a panic payload.
 pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "no message".into())
+    crate::contained::panic_message(payload.as_ref()).unwrap_or_else(|| "no message".into())
 }
 
 /// Completes once Ctrl-C asked the run to stop.

@@ -20,8 +20,9 @@
 //! Excel cannot show (`not_text`).
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
-use super::{locate, panic_message, text_problem, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
+use super::{locate, text_problem, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
+use crate::contained::panic_message;
 use calamine::{
     open_workbook_from_rs, Data, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible, Sheets, Xls, Xlsx,
 };

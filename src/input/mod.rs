@@ -245,14 +245,6 @@ fn csv_block_bytes() -> usize {
         .unwrap_or(csv_blocks::DEFAULT_BLOCK_BYTES)
 }
 
-/// What a panic said, when it said it in words.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-}
-
 /// Why a text value cannot go into a message, if it cannot: a NUL would reach the handset.
 fn text_problem(text: &str) -> Option<&'static str> {
     text.contains('\0').then_some("contains a NUL byte")

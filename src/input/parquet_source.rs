@@ -38,11 +38,7 @@ fn guarded<T>(path: &Path, call: impl FnOnce() -> PolarsResult<T>) -> Result<T, 
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(refusal(error.to_string())),
         Err(panic) => Err(refusal(
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "the Parquet reader failed".into()),
+            crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "the Parquet reader failed".into()),
         )),
     }
 }

@@ -123,11 +123,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     });
     // A reader that panicked sent no error: without this check its rows would silently be missing.
     if let Err(panic) = reader {
-        let message = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "a panic".into());
+        let message = crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
         return Err(PlanError::ReaderPanicked { path, message }.into());
     }
     outcome?;
