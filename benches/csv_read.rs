@@ -57,8 +57,21 @@ fn read_all(path: &Path, encoding: Encoding, block_bytes: usize) -> usize {
     let mut source =
         input::open_csv_in_blocks(path, encoding, &spec(), DEFAULT_MAX_FIELD_BYTES, block_bytes).expect("opens");
     let mut rows = 0;
-    while let Some(batch) = source.next_batch(16 * 1024).expect("reads") {
-        rows += batch.len();
+    match source.in_blocks() {
+        Some(blocked) => blocked
+            .read_parallel(
+                |_| (),
+                |batch, ()| {
+                    rows += batch.len();
+                    true
+                },
+            )
+            .expect("reads"),
+        None => {
+            while let Some(batch) = source.next_batch(16 * 1024).expect("reads") {
+                rows += batch.len();
+            }
+        }
     }
     assert_eq!(rows, ROWS);
     rows

@@ -13,7 +13,6 @@ use super::decode::Cp949Reader;
 use super::record_window::CHUNK_BYTES;
 use super::{locate, ColumnSpec, InputError, RawRow, RowSource};
 use crate::campaign::Encoding;
-use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Read;
@@ -52,8 +51,8 @@ impl Scan {
 }
 
 /// One block cut and not parsed yet: whole records from a record boundary, and the file line it
-/// starts on. Any thread may parse it; [`BlockedCsv::number`] then puts its rows in file order.
-pub struct Block {
+/// starts on. Any thread may parse it; `BlockedCsv::number` then puts its rows in file order.
+struct Block {
     columns: Columns,
     bytes: Vec<u8>,
     first_line: u64,
@@ -80,10 +79,10 @@ pub struct BlockedCsv {
     record_limit: usize,
     /// Lines before `carry[0]`.
     lines_before: u64,
-    /// Rows handed out or waiting in `parsed`.
+    /// Rows handed out or waiting in `waiting`.
     rows_before: u64,
-    /// Parsed blocks not handed out yet, in file order, their rows numbered in the file.
-    parsed: VecDeque<Vec<RawRow>>,
+    /// Rows of the block parsed last that `next_batch` has not handed out yet.
+    waiting: Vec<RawRow>,
     /// No more bytes will be cut: the file ended, or a record ran past the limit.
     ended: bool,
 }
@@ -149,7 +148,7 @@ pub(super) fn open(
         record_limit,
         lines_before: 1,
         rows_before: 0,
-        parsed: VecDeque::new(),
+        waiting: Vec::new(),
         ended: false,
     }))
 }
@@ -218,7 +217,7 @@ impl BlockedCsv {
     }
 
     /// The next block of whole records, or `None` when the file is all cut.
-    pub fn cut(&mut self) -> Result<Option<Block>, InputError> {
+    fn cut(&mut self) -> Result<Option<Block>, InputError> {
         if self.ended {
             return Ok(None);
         }
@@ -257,22 +256,9 @@ impl BlockedCsv {
         }
     }
 
-    /// The next blocks, one for each core twice over, to be parsed at once; none at the end.
-    fn cut_round(&mut self) -> Result<Vec<Block>, InputError> {
-        let wanted = 2 * rayon::current_num_threads().max(1);
-        let mut blocks = Vec::with_capacity(wanted);
-        while blocks.len() < wanted {
-            match self.cut()? {
-                Some(block) => blocks.push(block),
-                None => break,
-            }
-        }
-        Ok(blocks)
-    }
-
     /// The rows of the next block in file order (every block cut comes back here or to
     /// `placed_error`, in the order it was cut), numbered from the start of the file.
-    pub fn number(&mut self, mut rows: Vec<RawRow>) -> Vec<RawRow> {
+    fn number(&mut self, mut rows: Vec<RawRow>) -> Vec<RawRow> {
         for row in &mut rows {
             row.row += self.rows_before;
         }
@@ -281,7 +267,7 @@ impl BlockedCsv {
     }
 
     /// The error that stopped the next block, its row counted from the start of the file.
-    pub fn placed_error(&self, mut error: InputError) -> InputError {
+    fn placed_error(&self, mut error: InputError) -> InputError {
         match &mut error {
             InputError::UnbalancedQuote { row, .. }
             | InputError::FieldTooLarge { row, .. }
@@ -292,24 +278,75 @@ impl BlockedCsv {
         error
     }
 
-    /// Cuts a round of blocks and parses them at once, queueing their rows.
-    fn parse_round(&mut self) -> Result<(), InputError> {
-        let parsed: Vec<Result<Vec<RawRow>, InputError>> =
-            self.cut_round()?.into_par_iter().map(Block::parse).collect();
-        for result in parsed {
-            let rows = self.number(result.map_err(|error| self.placed_error(error))?);
-            if !rows.is_empty() {
-                self.parsed.push_back(rows);
+    /// Reads every row, each block parsed by one worker thread per core (with `with_each` run on
+    /// its rows there, while they are fresh), while this thread cuts the next blocks a few ahead;
+    /// hands each block's rows, numbered in the file, and what `with_each` made of them to
+    /// `deliver` in file order, until it answers false.
+    pub fn read_parallel<D: Send>(
+        &mut self,
+        with_each: impl Fn(&[RawRow]) -> D + Sync,
+        mut deliver: impl FnMut(Vec<RawRow>, D) -> bool,
+    ) -> Result<(), InputError> {
+        type Parsed<D> = std::thread::Result<Result<(Vec<RawRow>, D), InputError>>;
+        type Job<D> = (Block, std::sync::mpsc::SyncSender<Parsed<D>>);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let ahead = 2 * workers;
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job<D>>(ahead);
+        let queue = std::sync::Mutex::new(queue);
+        let with_each = &with_each;
+        std::thread::scope(|scope| {
+            // Owned here, so that however this returns the workers' queue closes and they end.
+            let jobs = jobs;
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let job = queue.lock().map(|queue| queue.recv());
+                    let Ok(Ok((block, done))) = job else {
+                        return;
+                    };
+                    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        block.parse().map(|rows| {
+                            let made = with_each(&rows);
+                            (rows, made)
+                        })
+                    }));
+                    let _ = done.send(parsed);
+                });
             }
-        }
-        Ok(())
+            let mut pending: VecDeque<std::sync::mpsc::Receiver<Parsed<D>>> = VecDeque::with_capacity(ahead + 1);
+            loop {
+                if let Some(block) = self.cut()? {
+                    let (done, parsed) = std::sync::mpsc::sync_channel::<Parsed<D>>(1);
+                    if jobs.send((block, done)).is_err() {
+                        panic!("the block workers stopped");
+                    }
+                    pending.push_back(parsed);
+                    if pending.len() <= ahead {
+                        continue;
+                    }
+                }
+                let Some(next) = pending.pop_front() else {
+                    return Ok(());
+                };
+                // A worker's panic goes on in this thread, where its caller reports it.
+                let parsed = match next.recv() {
+                    Ok(Ok(parsed)) => parsed,
+                    Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                    Err(_) => panic!("a block's worker ended without an answer"),
+                };
+                let (rows, made) = parsed.map_err(|error| self.placed_error(error))?;
+                let rows = self.number(rows);
+                if !rows.is_empty() && !deliver(rows, made) {
+                    return Ok(());
+                }
+            }
+        })
     }
 }
 
 impl Block {
     /// Every row of the block, numbered from 1; or the error that stops the file, with its row
     /// counted in the block.
-    pub fn parse(self) -> Result<Vec<RawRow>, InputError> {
+    fn parse(self) -> Result<Vec<RawRow>, InputError> {
         // About 40 bytes a row: one allocation for most blocks.
         let mut rows = Vec::with_capacity(self.bytes.len() / 32 + 1);
         let (path, limit) = (self.columns.path.clone(), self.columns.max_field);
@@ -333,19 +370,21 @@ impl Block {
 }
 
 impl RowSource for BlockedCsv {
-    /// A parsed block's rows as they are (no copy), or its first `max` when it holds more.
+    /// The rows of the blocks one at a time, parsed on the calling thread ([`BlockedCsv::read_parallel`]
+    /// reads on every core); at most `max` at once.
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError> {
-        while self.parsed.is_empty() && !self.ended {
-            self.parse_round()?;
+        while self.waiting.is_empty() {
+            let Some(block) = self.cut()? else {
+                return Ok(None);
+            };
+            let rows = block.parse().map_err(|error| self.placed_error(error))?;
+            self.waiting = self.number(rows);
         }
-        let Some(mut rows) = self.parsed.pop_front() else {
-            return Ok(None);
-        };
-        if rows.len() > max {
-            let rest = rows.split_off(max);
-            self.parsed.push_front(rest);
+        if self.waiting.len() <= max {
+            return Ok(Some(std::mem::take(&mut self.waiting)));
         }
-        Ok(Some(rows))
+        let rest = self.waiting.split_off(max);
+        Ok(Some(std::mem::replace(&mut self.waiting, rest)))
     }
 
     fn in_blocks(&mut self) -> Option<&mut BlockedCsv> {

@@ -16,7 +16,7 @@ mod raw_record;
 mod record_window;
 
 use crate::campaign::{Encoding, InputFormat};
-pub use csv_blocks::{Block, BlockedCsv};
+pub use csv_blocks::BlockedCsv;
 pub use excel_source::{cell_text, CellProblem};
 use std::path::{Path, PathBuf};
 

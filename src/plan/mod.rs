@@ -16,7 +16,6 @@ pub use classify::{Classifier, Draft, Drafter, Fate, Recipient, RejectReason, Re
 
 use crate::campaign::Campaign;
 use crate::input::{self, InputError, RawRow};
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 /// Rows read and classified per batch.
@@ -136,70 +135,17 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
 }
 
 /// Reads every row and drafts it, handing each batch with its drafts to `deliver` in input order
-/// until it answers false. A file read in blocks has each block parsed and drafted by one of a
-/// worker per core while this thread cuts the next ones, a few blocks ahead, so every core stays
-/// busy and the rows are drafted while they are fresh. Rows come out in file order whatever
-/// order the workers finish in.
+/// until it answers false. A file read in blocks has each block drafted on the worker thread that
+/// parsed it (see `BlockedCsv::read_parallel`).
 fn read_and_draft(
     source: &mut dyn input::RowSource,
     drafter: &Drafter,
     mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
 ) -> Result<(), InputError> {
-    type Drafted = std::thread::Result<Result<(Vec<RawRow>, Vec<Draft>), InputError>>;
-    type Job = (input::Block, std::sync::mpsc::SyncSender<Drafted>);
-    let Some(blocked) = source.in_blocks() else {
-        return read_then_draft(source, drafter, deliver);
-    };
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ahead = 2 * workers;
-    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(ahead);
-    let queue = std::sync::Mutex::new(queue);
-    std::thread::scope(|scope| {
-        // Owned here, so that however this returns the workers' queue closes and they end.
-        let jobs = jobs;
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let job = queue.lock().map(|queue| queue.recv());
-                let Ok(Ok((block, done))) = job else {
-                    return;
-                };
-                let drafted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    block.parse().map(|rows| {
-                        let drafts = drafter.draft_here(&rows);
-                        (rows, drafts)
-                    })
-                }));
-                let _ = done.send(drafted);
-            });
-        }
-        let mut pending: VecDeque<std::sync::mpsc::Receiver<Drafted>> = VecDeque::with_capacity(ahead + 1);
-        loop {
-            if let Some(block) = blocked.cut()? {
-                let (done, drafted) = std::sync::mpsc::sync_channel::<Drafted>(1);
-                if jobs.send((block, done)).is_err() {
-                    panic!("the block workers stopped");
-                }
-                pending.push_back(drafted);
-                if pending.len() <= ahead {
-                    continue;
-                }
-            }
-            let Some(next) = pending.pop_front() else {
-                return Ok(());
-            };
-            // A worker's panic goes on in this thread, which the walk reports as the reader's.
-            let drafted = match next.recv() {
-                Ok(Ok(drafted)) => drafted,
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                Err(_) => panic!("a block's worker ended without an answer"),
-            };
-            let (rows, drafts) = drafted.map_err(|error| blocked.placed_error(error))?;
-            let rows = blocked.number(rows);
-            if !rows.is_empty() && !deliver((rows, drafts)) {
-                return Ok(());
-            }
-        }
-    })
+    match source.in_blocks() {
+        Some(blocked) => blocked.read_parallel(|rows| drafter.draft_here(rows), |rows, drafts| deliver((rows, drafts))),
+        None => read_then_draft(source, drafter, deliver),
+    }
 }
 
 /// As [`read_and_draft`] for a source read one batch at a time (Parquet, a spreadsheet, a small

@@ -92,11 +92,13 @@ pub(crate) fn csv_writer(mut file: std::fs::File, bom: bool) -> std::io::Result<
     Ok(csv::Writer::from_writer(file))
 }
 
-/// Parquet written in batches, so the report never holds the whole run in memory.
+/// Parquet written in batches, so the report never holds the whole run in memory. The rows come
+/// in the batches the report shares with report.xlsx's builder, held as they are, not copied.
 pub(super) struct ParquetSink {
     writer: Option<polars::io::parquet::write::BatchedWriter<std::fs::File>>,
     file: Option<std::fs::File>,
-    rows: Vec<ReportRow>,
+    batches: Vec<std::sync::Arc<Vec<ReportRow>>>,
+    buffered: usize,
 }
 
 const PARQUET_BATCH: usize = 64 * 1024;
@@ -106,21 +108,23 @@ impl ParquetSink {
         ParquetSink {
             writer: None,
             file: Some(file),
-            rows: Vec::new(),
+            batches: Vec::new(),
+            buffered: 0,
         }
     }
 
-    pub fn push(&mut self, row: ReportRow) -> Result<()> {
-        self.rows.push(row);
-        if self.rows.len() >= PARQUET_BATCH {
+    pub fn push(&mut self, batch: std::sync::Arc<Vec<ReportRow>>) -> Result<()> {
+        self.buffered += batch.len();
+        self.batches.push(batch);
+        if self.buffered >= PARQUET_BATCH {
             self.write_batch()?;
         }
         Ok(())
     }
 
-    fn frame(rows: &[ReportRow]) -> PolarsResult<DataFrame> {
-        let text = |f: fn(&ReportRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
-        let owned = |f: fn(&ReportRow) -> String| rows.iter().map(f).collect::<Vec<String>>();
+    fn frame(rows: &[&ReportRow]) -> PolarsResult<DataFrame> {
+        let text = |f: fn(&ReportRow) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
+        let owned = |f: fn(&ReportRow) -> String| rows.iter().map(|r| f(r)).collect::<Vec<String>>();
         let class = |f: fn(&ReportRow) -> Option<BillingClass>| {
             rows.iter()
                 .map(|r| f(r).map_or("", BillingClass::as_str))
@@ -161,18 +165,20 @@ impl ParquetSink {
     }
 
     fn write_batch(&mut self) -> Result<()> {
-        let frame = ParquetSink::frame(&self.rows)?;
+        let rows: Vec<&ReportRow> = self.batches.iter().flat_map(|batch| batch.iter()).collect();
+        let frame = ParquetSink::frame(&rows)?;
         if self.writer.is_none() {
             let file = self.file.take().expect("file until the writer exists");
             self.writer = Some(ParquetWriter::new(file).batched(frame.schema())?);
         }
         self.writer.as_mut().expect("writer").write_batch(&frame)?;
-        self.rows.clear();
+        self.batches.clear();
+        self.buffered = 0;
         Ok(())
     }
 
     pub fn finish(mut self) -> Result<()> {
-        if !self.rows.is_empty() || self.writer.is_none() {
+        if self.buffered > 0 || self.writer.is_none() {
             self.write_batch()?;
         }
         self.writer.as_mut().expect("writer").finish()?;

@@ -366,9 +366,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
         let parquet_builder = scope.spawn(move || -> Result<()> {
             let written = (|| {
                 for batch in parquet_rows {
-                    for row in batch.iter() {
-                        parquet.push(row.clone())?;
-                    }
+                    parquet.push(batch)?;
                 }
                 parquet.finish()
             })();
