@@ -23,13 +23,13 @@ fn rows(offset: usize) -> Vec<RawRow> {
             let n = offset + i;
             RawRow {
                 row: n as u64 + 1,
-                phone: Some(format!("010-{:04}-{:04}", (n / 10_000) % 10_000, n % 10_000)),
+                phone: Some(format!("010-{:04}-{:04}", (n / 10_000) % 10_000, n % 10_000).into()),
                 name: Some(if n.is_multiple_of(50) {
                     "아주 긴 이름을 가진 고객님 VIP".into()
                 } else {
                     "김민수".into()
                 }),
-                vars: vec![Some(format!("C{:04}", n % 1000))],
+                vars: [Some(format!("C{:04}", n % 1000).into())].into_iter().collect(),
                 unreadable: None,
             }
         })

@@ -16,41 +16,51 @@ pub enum PhoneError {
 
 /// Normalises `+82 10-1234-5678`, `82-10…`, `010.1234.5678`, `010 1234 5678` and a lost
 /// leading zero (`1012345678`) to `01012345678`.
-pub fn normalize(raw: &str) -> Result<String, PhoneError> {
+pub fn normalize(raw: &str) -> Result<crate::input::FieldText, PhoneError> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(PhoneError::Empty);
     }
-    // At most 13 digits can make a mobile number (82 + 0 + 10 digits); keep them on the stack.
-    let mut digits = [0u8; 16];
-    let mut count = 0usize;
-    for (index, character) in trimmed.chars().enumerate() {
-        match character {
-            '0'..='9' => {
+    if is_mobile(trimmed) {
+        // Written as it is kept (most lists): nothing to take out or put back.
+        return Ok(crate::input::FieldText::from(trimmed));
+    }
+    // At most 13 digits can make a mobile number (82 + 0 + 10 digits); keep them on the stack,
+    // with room for the leading zero put back.
+    let mut digits = [0u8; 17];
+    let mut count = 1usize;
+    for (index, &byte) in trimmed.as_bytes().iter().enumerate() {
+        match byte {
+            b'0'..=b'9' => {
                 if count == digits.len() {
                     return Err(PhoneError::NotMobile);
                 }
-                digits[count] = character as u8;
+                digits[count] = byte;
                 count += 1;
             }
-            '-' | '.' | ' ' | '(' | ')' => {}
-            '+' if index == 0 => {}
-            other => return Err(PhoneError::BadCharacter(other)),
+            b'-' | b'.' | b' ' | b'(' | b')' => {}
+            b'+' if index == 0 => {}
+            _ => {
+                let other = trimmed[index..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+                return Err(PhoneError::BadCharacter(other));
+            }
         }
     }
-    let digits = &digits[..count];
-    let national: &[u8] = match digits {
-        [b'8', b'2', b'0', ..] => &digits[2..],
-        [b'8', b'2', rest @ ..] => rest,
-        _ => digits,
+    let national_from = match &digits[1..count] {
+        [b'8', b'2', b'0', ..] => 3,
+        [b'8', b'2', ..] => 3,
+        _ => 1,
     };
-    let mut out = String::with_capacity(11);
-    if national.first() != Some(&b'0') {
-        out.push('0');
-    }
-    out.push_str(std::str::from_utf8(national).expect("ASCII digits"));
-    if is_mobile(&out) {
-        Ok(out)
+    // `digits[national_from - 1]` is free: the leading zero goes there when it was lost.
+    let from = if national_from < count && digits[national_from] == b'0' {
+        national_from
+    } else {
+        digits[national_from - 1] = b'0';
+        national_from - 1
+    };
+    let out = std::str::from_utf8(&digits[from..count]).expect("ASCII digits");
+    if is_mobile(out) {
+        Ok(crate::input::FieldText::from(out))
     } else {
         Err(PhoneError::NotMobile)
     }
@@ -172,7 +182,7 @@ fn digit_groups(bytes: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
 }
 
 /// The most groups from the first of `groups` that spell a mobile number, and that number.
-fn longest_number_from(text: &str, groups: &[(usize, usize)]) -> Option<(usize, String)> {
+fn longest_number_from(text: &str, groups: &[(usize, usize)]) -> Option<(usize, crate::input::FieldText)> {
     // 82 + 0 + 10 digits: no mobile number has more than 13.
     const MOST_DIGITS: usize = 13;
     let start = groups[0].0;
@@ -368,7 +378,7 @@ mod normalize_properties {
                 4 => national.to_string(),
                 _ => format!("+82 {number}"),
             };
-            prop_assert_eq!(normalize(&spelled), Ok(number));
+            prop_assert_eq!(normalize(&spelled), Ok(number.into()));
         }
     }
 }

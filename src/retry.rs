@@ -62,11 +62,11 @@ pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan>
         let Some(recipient) = recipient.filter(|_| wanted(row, only)) else {
             return Ok(());
         };
-        let mut record = vec![recipient.phone.clone()];
+        let mut record = vec![recipient.phone.as_str()];
         if campaign.recipients.name_column.is_some() {
-            record.push(recipient.name.clone().unwrap_or_default());
+            record.push(recipient.name.as_deref().unwrap_or_default());
         }
-        record.extend(recipient.vars.iter().cloned());
+        record.extend(recipient.values());
         writer.write_record(&record)?;
         written += 1;
         Ok(())

@@ -44,7 +44,9 @@ fn variable(file: &str, format: InputFormat, phone: &str, column: &str) -> Vec<(
     for row in &rows {
         assert_eq!(row.unreadable, None, "{column}: row {}", row.row);
     }
-    rows.into_iter().map(|row| (row.row, row.vars[0].clone())).collect()
+    rows.into_iter()
+        .map(|row| (row.row, row.vars[0].as_deref().map(String::from)))
+        .collect()
 }
 
 /// Rows 2, 3 and 4 holding `values` (`None`: an empty cell).

@@ -372,7 +372,7 @@ proptest! {
                     Cell::Text(text) if text.is_empty() => prop_assert_eq!(value, &None),
                     Cell::Text(text) => prop_assert_eq!(value.as_deref(), Some(text.as_str())),
                     Cell::Empty => prop_assert_eq!(value, &None),
-                    Cell::Number(n) if n.fract() == 0.0 => prop_assert_eq!(value.clone(), Some(format!("{}", *n as i64))),
+                    Cell::Number(n) if n.fract() == 0.0 => prop_assert_eq!(value.as_deref().map(String::from), Some(format!("{}", *n as i64))),
                     _ => prop_assert!(value.is_some(), "{:?} has a value", cell),
                 }
             }

@@ -42,7 +42,7 @@ fn parquet_values(file: &str, column: &str) -> Vec<Option<String>> {
     for row in &rows {
         assert_eq!(row.unreadable, None, "{column}: row {}", row.row);
     }
-    rows.into_iter().map(|r| r.phone).collect()
+    rows.into_iter().map(|r| r.phone.map(String::from)).collect()
 }
 
 fn some(values: &[&str]) -> Vec<Option<String>> {

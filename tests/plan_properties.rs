@@ -133,7 +133,10 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
     let numbers: Vec<u64> = recorder.rows.iter().map(|r| r.row.row).collect();
     prop_assert_eq!(numbers, (1..=records.len() as u64).collect::<Vec<_>>());
 
-    let listed: BTreeSet<String> = suppressed.iter().filter_map(|n| phone::normalize(n).ok()).collect();
+    let listed: BTreeSet<String> = suppressed
+        .iter()
+        .filter_map(|n| phone::normalize(n).ok().map(String::from))
+        .collect();
     let mut sent = BTreeSet::new();
     let mut slots = BTreeMap::<ChunkKey, BTreeSet<u32>>::new();
     for planned in &recorder.rows {
@@ -153,7 +156,11 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
             Fate::Valid(recipient) => {
                 prop_assert!(!matches!(records[row as usize - 1], Record::Ragged(_)), "row {row}");
                 prop_assert!(sent.insert(recipient.phone.clone()), "{} sent twice", recipient.phone);
-                prop_assert!(!listed.contains(&recipient.phone), "{} is on the list", recipient.phone);
+                prop_assert!(
+                    !listed.contains(recipient.phone.as_str()),
+                    "{} is on the list",
+                    recipient.phone
+                );
                 let slot = planned.chunk.expect("a valid row has a chunk slot");
                 prop_assert!((slot.position as usize) < chunk_size);
                 prop_assert!(slots.entry(slot.key).or_default().insert(slot.position));

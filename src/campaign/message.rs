@@ -121,8 +121,8 @@ impl Chunk<'_> {
     fn variables_of(&self, recipient: &Recipient) -> Variables {
         self.variables
             .iter()
-            .zip(&recipient.vars)
-            .map(|((key, _), value)| (key.clone(), value.clone()))
+            .zip(recipient.values())
+            .map(|((key, _), value)| (key.clone(), value.to_string()))
             .collect()
     }
 
@@ -131,8 +131,8 @@ impl Chunk<'_> {
             .iter()
             .map(|r| NumberEntry {
                 key: r.row,
-                hp: r.phone.clone(),
-                name: r.name.clone(),
+                hp: r.phone.to_string(),
+                name: r.name.as_deref().map(String::from),
                 vars: self.variables_of(r),
             })
             .collect()
@@ -232,7 +232,7 @@ impl TextMessage {
         TextMessageRequest {
             service: self.service,
             message: self.text.service_text(),
-            numbers: chunk.recipients.iter().map(|r| r.phone.clone()).collect(),
+            numbers: chunk.recipients.iter().map(|r| r.phone.to_string()).collect(),
             group_id: chunk.group_id.to_string(),
             callback_no: self.callback_no.clone(),
             mapping: self.text.has_placeholders().then(|| {
@@ -240,7 +240,7 @@ impl TextMessage {
                     .recipients
                     .iter()
                     .map(|r| MappingEntry {
-                        name: r.name.clone(),
+                        name: r.name.as_deref().map(String::from),
                         vars: chunk.variables_of(r),
                     })
                     .collect()
@@ -261,8 +261,8 @@ impl GatewayNotification {
                 .recipients
                 .iter()
                 .map(|r| GatewayNumberEntry {
-                    hp: r.phone.clone(),
-                    name: r.name.clone(),
+                    hp: r.phone.to_string(),
+                    name: r.name.as_deref().map(String::from),
                     vars: chunk.variables_of(r),
                 })
                 .collect(),

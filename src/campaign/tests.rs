@@ -219,9 +219,9 @@ fn recipients(lane: Lane) -> Vec<crate::plan::Recipient> {
     (1..=2)
         .map(|row| crate::plan::Recipient {
             row,
-            phone: format!("0101234000{row}"),
-            name: Some(format!("고객{row}")),
-            vars: vec![format!("A-{row}")],
+            phone: format!("0101234000{row}").into(),
+            name: Some(format!("고객{row}").into()),
+            vars: smallvec::smallvec![Some(format!("A-{row}").into())],
             lane,
         })
         .collect()

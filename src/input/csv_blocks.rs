@@ -11,7 +11,7 @@
 use super::csv_source::{encoding_name, header_name, record_limit, sniff, Columns, CsvRows, Sniffed};
 use super::decode::Cp949Reader;
 use super::record_window::CHUNK_BYTES;
-use super::{locate, ColumnSpec, InputError, RawRow, RowSource};
+use super::{locate, plain_lines, ColumnSpec, InputError, RawRow, RowSource};
 use crate::campaign::Encoding;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -347,11 +347,29 @@ impl Block {
     /// Every row of the block, numbered from 1; or the error that stops the file, with its row
     /// counted in the block.
     fn parse(self) -> Result<Vec<RawRow>, InputError> {
+        let bytes = if self.columns.from_cp949 {
+            let mut decoded = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 2);
+            Cp949Reader::new(&self.bytes[..])
+                .read_to_end(&mut decoded)
+                .expect("decoding bytes in memory cannot fail");
+            decoded
+        } else {
+            self.bytes
+        };
+        let record_limit = record_limit(self.columns.max_field, self.columns.headers.len());
+        if !self.runaway && memchr::memchr(b'"', &bytes).is_none() {
+            let plain = simdutf8::basic::from_utf8(&bytes)
+                .ok()
+                .and_then(|text| plain_lines::rows(&self.columns, text, record_limit));
+            if let Some(rows) = plain {
+                return Ok(rows);
+            }
+        }
         // About 40 bytes a row: one allocation for most blocks.
-        let mut rows = Vec::with_capacity(self.bytes.len() / 32 + 1);
+        let mut rows = Vec::with_capacity(bytes.len() / 32 + 1);
         let (path, limit) = (self.columns.path.clone(), self.columns.max_field);
         let column = self.columns.headers.first().cloned().unwrap_or_default();
-        let mut reader = CsvRows::block(self.columns, self.bytes, self.first_line);
+        let mut reader = CsvRows::block(self.columns, bytes, self.first_line);
         while reader.read_rows(&mut rows, CHUNK_BYTES)? {}
         if self.runaway {
             // The reader stops such a record at its window's limit; should it ever not, the file

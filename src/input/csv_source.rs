@@ -10,7 +10,7 @@
 use super::decode::Cp949Reader;
 use super::raw_record::{self, QuoteFault};
 use super::record_window::{RecordWindow, CHUNK_BYTES};
-use super::{locate, text_problem, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
+use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::Encoding;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -117,7 +117,7 @@ pub(super) fn record_limit(max_field: usize, columns: usize) -> usize {
 
 /// Whether any byte is below 0x0E (NUL, tab, LF, CR and the like), eight at a time: most records
 /// have none and need no closer look.
-fn has_control_byte(bytes: &[u8]) -> bool {
+pub(super) fn has_control_byte(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut words = bytes.chunks_exact(8);
@@ -157,6 +157,94 @@ pub(super) fn header_name(field: &[u8]) -> String {
 
 fn has_line_break(bytes: &[u8]) -> bool {
     bytes.iter().any(|&b| b == b'\n' || b == b'\r')
+}
+
+/// The fields of one record, as a row is made of them: from the csv crate's record, or from a
+/// line of a block with no quote in it (see `plain_lines`).
+pub(super) trait Fields {
+    fn count(&self) -> usize;
+    fn field(&self, index: usize) -> Option<&[u8]>;
+    /// The field's text, or the bytes that are not UTF-8.
+    fn text(&self, index: usize) -> Option<Result<&str, std::str::Utf8Error>> {
+        self.field(index).map(std::str::from_utf8)
+    }
+    /// Every byte of the record's fields (what separates them may be included: it is no control
+    /// byte, and it only makes the size a bound).
+    fn bytes(&self) -> &[u8];
+}
+
+impl Fields for csv::ByteRecord {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn field(&self, index: usize) -> Option<&[u8]> {
+        self.get(index)
+    }
+    fn bytes(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl Columns {
+    fn column_name(&self, index: usize) -> String {
+        match self.headers.get(index) {
+            Some(name) => name.clone(),
+            None => format!("column {} (beyond the header)", index + 1),
+        }
+    }
+}
+
+/// The row of one record, `row` in the file; `suspicious` when the record has a control byte
+/// (see `has_control_byte`). The one rule for what a CSV record's row holds and why it cannot be
+/// read, whichever way the record was split.
+pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &impl Fields) -> RawRow {
+    let mut unreadable = None;
+    if record.count() != columns.headers.len() {
+        unreadable = Some(Unreadable::Ragged {
+            fields: record.count(),
+            expected: columns.headers.len(),
+            column: columns.column_name(record.count().min(columns.headers.len())),
+        });
+    }
+    if record.bytes().len() > columns.max_field {
+        let oversized =
+            (0..record.count()).find(|&index| record.field(index).is_some_and(|f| f.len() > columns.max_field));
+        if let Some(index) = oversized {
+            unreadable.get_or_insert(Unreadable::FieldTooLarge {
+                column: columns.column_name(index),
+                bytes: record.field(index).map_or(0, <[u8]>::len),
+                limit: columns.max_field,
+            });
+        }
+    }
+    let mut field = |index: usize| -> Option<FieldText> {
+        if record.field(index)?.len() > columns.max_field {
+            return None;
+        }
+        let problem = match record.text(index)? {
+            Err(_) => "bytes that are not UTF-8 text",
+            Ok(text) if columns.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
+            Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
+                None => return Some(FieldText::from(text)),
+                Some(problem) => problem,
+            },
+        };
+        unreadable.get_or_insert(Unreadable::NotText {
+            column: columns.column_name(index),
+            detail: problem.to_string(),
+        });
+        None
+    };
+    let phone = field(columns.phone);
+    let name = columns.name.and_then(&mut field);
+    let vars = columns.vars.iter().map(|&i| field(i)).collect();
+    RawRow {
+        row,
+        phone,
+        name,
+        vars,
+        unreadable,
+    }
 }
 
 impl CsvRows {
@@ -237,18 +325,10 @@ impl CsvRows {
         })
     }
 
-    /// A reader of one block of a file whose header was read already: `bytes` start at a record
-    /// boundary, on line `first_line` of the file (see `csv_blocks`). Rows are numbered from 1.
+    /// A reader of one block of a file whose header was read already: `bytes`, in UTF-8 (decoded
+    /// already from CP949), start at a record boundary, on line `first_line` of the file (see
+    /// `csv_blocks`). Rows are numbered from 1.
     pub(super) fn block(columns: Columns, bytes: Vec<u8>, first_line: u64) -> CsvRows {
-        let bytes = if columns.from_cp949 {
-            let mut decoded = Vec::with_capacity(bytes.len() + bytes.len() / 2);
-            Cp949Reader::new(&bytes[..])
-                .read_to_end(&mut decoded)
-                .expect("decoding bytes in memory cannot fail");
-            decoded
-        } else {
-            bytes
-        };
         let capacity = bytes.len().clamp(1, CHUNK_BYTES);
         let nothing_more: Box<dyn Read + Send> = Box::new(std::io::empty());
         let limit = record_limit(columns.max_field, columns.headers.len());
@@ -284,7 +364,7 @@ impl CsvRows {
             if suspicious && has_line_break(bytes) {
                 self.check_quotes(row, &start, end)?;
             }
-            rows.push(self.row(row, suspicious));
+            rows.push(make_row(&self.columns, row, suspicious, &self.record));
             self.next_row += 1;
             self.reader.get_mut().record_starts_at(end);
         }
@@ -292,62 +372,7 @@ impl CsvRows {
     }
 
     fn column_name(&self, index: usize) -> String {
-        match self.columns.headers.get(index) {
-            Some(name) => name.clone(),
-            None => format!("column {} (beyond the header)", index + 1),
-        }
-    }
-
-    /// The row of the record just read; `suspicious` when it has a control byte (see `has_control_byte`).
-    fn row(&self, row: u64, suspicious: bool) -> RawRow {
-        let record = &self.record;
-        let mut unreadable = None;
-        if record.len() != self.columns.headers.len() {
-            unreadable = Some(Unreadable::Ragged {
-                fields: record.len(),
-                expected: self.columns.headers.len(),
-                column: self.column_name(record.len().min(self.columns.headers.len())),
-            });
-        }
-        if record.as_slice().len() > self.columns.max_field {
-            if let Some(index) = record.iter().position(|field| field.len() > self.columns.max_field) {
-                unreadable.get_or_insert(Unreadable::FieldTooLarge {
-                    column: self.column_name(index),
-                    bytes: record[index].len(),
-                    limit: self.columns.max_field,
-                });
-            }
-        }
-        let mut field = |index: usize| -> Option<String> {
-            let bytes = record
-                .get(index)
-                .filter(|bytes| bytes.len() <= self.columns.max_field)?;
-            let problem = match std::str::from_utf8(bytes) {
-                Err(_) => "bytes that are not UTF-8 text",
-                Ok(text) if self.columns.from_cp949 && text.contains('\u{FFFD}') => {
-                    "bytes that are not CP949 (EUC-KR) text"
-                }
-                Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
-                    None => return Some(text.to_string()),
-                    Some(problem) => problem,
-                },
-            };
-            unreadable.get_or_insert(Unreadable::NotText {
-                column: self.column_name(index),
-                detail: problem.to_string(),
-            });
-            None
-        };
-        let phone = field(self.columns.phone);
-        let name = self.columns.name.and_then(&mut field);
-        let vars = self.columns.vars.iter().map(|&i| field(i)).collect();
-        RawRow {
-            row,
-            phone,
-            name,
-            vars,
-            unreadable,
-        }
+        self.columns.column_name(index)
     }
 
     /// Refuses a record read across line breaks whose quotes do not balance.

@@ -20,7 +20,7 @@
 //! Excel cannot show (`not_text`).
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
-use super::{locate, text_problem, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
+use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
 use crate::contained::panic_message;
 use calamine::{
@@ -312,7 +312,7 @@ impl SheetRows {
                         column: name.clone(),
                         value: text,
                     },
-                    _ => return Some(text),
+                    _ => return Some(FieldText::from(text)),
                 },
                 Err(CellProblem::Error(error)) => Unreadable::CellError {
                     column: name.clone(),

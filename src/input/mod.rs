@@ -12,6 +12,7 @@ mod excel_source;
 mod parquet_source;
 mod parquet_types;
 pub mod phone_set;
+mod plain_lines;
 mod raw_record;
 mod record_window;
 
@@ -20,6 +21,13 @@ pub use csv_blocks::BlockedCsv;
 pub use excel_source::{cell_text, CellProblem};
 use std::path::{Path, PathBuf};
 
+/// A field's text as read. Most values of a recipient list (a phone number, a name, a code, a
+/// date) fit in its 24 bytes and need no allocation of their own: rows are made on one thread and
+/// dropped on another, and allocating and freeing several fields a row cost more than parsing them.
+pub type FieldText = compact_str::CompactString;
+/// The variables' values of a row, in the campaign's order (the first few held inline).
+pub type FieldValues = smallvec::SmallVec<[Option<FieldText>; 4]>;
+
 /// One input row as read: the mapped columns only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawRow {
@@ -27,9 +35,9 @@ pub struct RawRow {
     /// count data rows from 1 (the header is not a row); a spreadsheet gives the sheet's own row
     /// number (header on row 1: the first data row is 2; a blank row is skipped, not counted).
     pub row: u64,
-    pub phone: Option<String>,
-    pub name: Option<String>,
-    pub vars: Vec<Option<String>>,
+    pub phone: Option<FieldText>,
+    pub name: Option<FieldText>,
+    pub vars: FieldValues,
     /// Why the row cannot be read, when it cannot; its values are then not to be trusted.
     pub unreadable: Option<Unreadable>,
 }

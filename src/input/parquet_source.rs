@@ -95,7 +95,7 @@ impl ParquetRows {
             source,
         })?;
         let (columns, metadata) = (&self.columns, &self.metadata);
-        let texts: Vec<Vec<Cell>> = guarded(&self.path, || {
+        let mut texts: Vec<Vec<Cell>> = guarded(&self.path, || {
             let mut reader = ParquetReader::new(file)
                 .with_columns(Some(columns.clone()))
                 .with_slice(Some((offset, length)))
@@ -112,11 +112,9 @@ impl ParquetRows {
         })?;
         for index in 0..length {
             let mut unreadable = None;
-            let mut values = texts
-                .iter()
-                .zip(&self.columns)
-                .map(|(column, name)| match &column[index] {
-                    Ok(value) => value.clone(),
+            let mut values = texts.iter_mut().zip(&self.columns).map(|(column, name)| {
+                match std::mem::replace(&mut column[index], Ok(None)) {
+                    Ok(value) => value,
                     Err(problem) => {
                         unreadable.get_or_insert(Unreadable::NotText {
                             column: name.clone(),
@@ -124,7 +122,8 @@ impl ParquetRows {
                         });
                         None
                     }
-                });
+                }
+            });
             let phone = values.next().flatten();
             let name = if self.has_name { values.next().flatten() } else { None };
             let vars = values.collect();
@@ -188,7 +187,7 @@ mod tests {
         assert_eq!(batch.len(), 2);
         assert_eq!(batch[0].phone.as_deref(), Some("1012345678"));
         assert_eq!(batch[1].row, 2);
-        assert_eq!(batch[1].vars, vec![None]);
+        assert_eq!(batch[1].vars.as_slice(), [None]);
         assert!(rows.next_batch(10).unwrap().is_none());
     }
 }

@@ -7,13 +7,14 @@
 //! converted), times `HH:MM:SS[.fff]`, durations ISO 8601 (`PT1H30M`), binary as the UTF-8
 //! text it holds.
 
-use super::text_problem;
+use super::{text_problem, FieldText};
 use crate::campaign::quiet::kst;
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime};
+use compact_str::ToCompactString;
 use polars::prelude::*;
 
 /// One value as text (`None`: empty), or why it has no text form.
-pub type Cell = Result<Option<String>, &'static str>;
+pub type Cell = Result<Option<FieldText>, &'static str>;
 
 /// Whether a column of `dtype` is one text value per row.
 pub fn readable(dtype: &ArrowDataType) -> bool {
@@ -86,18 +87,22 @@ pub fn type_name(dtype: &ArrowDataType) -> String {
 
 /// The values of a column read through polars, in row order.
 pub fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
-    let text = |value: Option<String>| Ok(value);
+    let text = |value: Option<String>| Ok(value.map(FieldText::from));
+    let number = |value: Option<i64>| Ok(value.map(|n| n.to_compact_string()));
     Ok(match column.dtype() {
         DataType::Null => vec![Ok(None); column.len()],
-        DataType::Boolean => column.bool()?.iter().map(|v| text(v.map(|b| b.to_string()))).collect(),
-        // Above i64::MAX a cast to i64 would lose the value.
-        DataType::UInt64 => column.u64()?.iter().map(|v| text(v.map(|n| n.to_string()))).collect(),
-        dtype if dtype.is_integer() => column
-            .cast(&DataType::Int64)?
-            .i64()?
+        DataType::Boolean => column
+            .bool()?
             .iter()
-            .map(|v| text(v.map(|n| n.to_string())))
+            .map(|v| Ok(v.map(|b| FieldText::const_new(if b { "true" } else { "false" }))))
             .collect(),
+        // Above i64::MAX a cast to i64 would lose the value.
+        DataType::UInt64 => column
+            .u64()?
+            .iter()
+            .map(|v| Ok(v.map(|n| n.to_compact_string())))
+            .collect(),
+        dtype if dtype.is_integer() => column.cast(&DataType::Int64)?.i64()?.iter().map(number).collect(),
         dtype if dtype.is_float() => column
             .cast(&DataType::Float64)?
             .f64()?
@@ -146,7 +151,7 @@ fn binary_text(value: Option<&[u8]>) -> Cell {
 fn checked(value: &str) -> Cell {
     match text_problem(value) {
         Some(problem) => Err(problem),
-        None => Ok(Some(value.to_string())),
+        None => Ok(Some(FieldText::from(value))),
     }
 }
 
@@ -158,7 +163,9 @@ fn physical(column: &Column, format: impl Fn(i64) -> Option<String>) -> PolarsRe
         .iter()
         .map(|v| match v {
             None => Ok(None),
-            Some(value) => format(value).map(Some).ok_or("a date or time out of range"),
+            Some(value) => format(value)
+                .map(|text| Some(FieldText::from(text)))
+                .ok_or("a date or time out of range"),
         })
         .collect())
 }

@@ -1,22 +1,29 @@
 //! A set of mobile numbers as bitmaps: fixed memory (12.5 MB for all 010 numbers) whatever the row count.
 
-use std::collections::HashMap;
-
 /// Normalised mobile numbers (`01012345678`), one bit each.
 #[derive(Default)]
 pub struct PhoneSet {
-    /// Keyed by (third digit, total length); indexed by the digits after the prefix.
-    maps: HashMap<(u8, usize), Vec<u64>>,
+    /// One bitmap per (third digit, total length of 10 or 11), made when a number of it first
+    /// comes; indexed by the digits after the prefix. Looked up by position, not hashed: this is
+    /// on every row's path.
+    maps: [Option<Box<[u64]>>; 20],
     len: u64,
 }
 
-fn split(digits: &str) -> Option<((u8, usize), usize)> {
+/// The bitmap a number belongs in (see `PhoneSet::maps`), its length, and its bit.
+fn split(digits: &str) -> Option<(usize, usize, usize)> {
     let bytes = digits.as_bytes();
     if !(10..=11).contains(&bytes.len()) || &bytes[..2] != b"01" || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let index = digits[3..].parse::<usize>().ok()?;
-    Some(((bytes[2], bytes.len()), index))
+    let index = bytes[3..]
+        .iter()
+        .fold(0usize, |n, &digit| n * 10 + usize::from(digit - b'0'));
+    Some((
+        usize::from(bytes[2] - b'0') * 2 + (bytes.len() - 10),
+        bytes.len(),
+        index,
+    ))
 }
 
 impl PhoneSet {
@@ -26,11 +33,11 @@ impl PhoneSet {
 
     /// Adds a number; true when it was not there yet. Numbers that are not normalised mobiles are not kept.
     pub fn insert(&mut self, digits: &str) -> bool {
-        let Some((key, index)) = split(digits) else {
+        let Some((map, length, index)) = split(digits) else {
             return false;
         };
-        let words = 10usize.pow(key.1 as u32 - 3).div_ceil(64);
-        let map = self.maps.entry(key).or_insert_with(|| vec![0u64; words]);
+        let words = 10usize.pow(length as u32 - 3).div_ceil(64);
+        let map = self.maps[map].get_or_insert_with(|| vec![0u64; words].into_boxed_slice());
         let (word, bit) = (index / 64, 1u64 << (index % 64));
         let fresh = map[word] & bit == 0;
         map[word] |= bit;
@@ -39,11 +46,11 @@ impl PhoneSet {
     }
 
     pub fn contains(&self, digits: &str) -> bool {
-        let Some((key, index)) = split(digits) else {
+        let Some((map, _, index)) = split(digits) else {
             return false;
         };
-        self.maps
-            .get(&key)
+        self.maps[map]
+            .as_ref()
             .is_some_and(|map| map[index / 64] & (1u64 << (index % 64)) != 0)
     }
 

@@ -200,9 +200,9 @@ mod tests {
     fn recipient(row: u64, lane: Lane) -> Recipient {
         Recipient {
             row,
-            phone: format!("010{:08}", row),
+            phone: format!("010{:08}", row).into(),
             name: None,
-            vars: Vec::new(),
+            vars: Default::default(),
             lane,
         }
     }
@@ -243,7 +243,7 @@ mod tests {
             let mut cutter = Cutter::new(10);
             for (row, phone) in rows {
                 cutter.place(&Recipient {
-                    phone: phone.to_string(),
+                    phone: (*phone).into(),
                     ..recipient(*row, Lane::Sms)
                 });
             }
@@ -273,7 +273,7 @@ mod tests {
         let mut expected = xxhash_rust::xxh3::Xxh3::new();
         for (row, phone) in [7u64, 9].into_iter().zip(phones) {
             cutter.place(&Recipient {
-                phone: phone.to_string(),
+                phone: phone.into(),
                 ..recipient(row, Lane::Sms)
             });
             expected.update(&row.to_le_bytes());

@@ -3,7 +3,7 @@
 use super::{PlanError, BATCH_ROWS};
 use crate::campaign::{Campaign, InputFormat, Kind, Lane};
 use crate::input::phone_set::PhoneSet;
-use crate::input::{self, ColumnSpec, RawRow, Unreadable};
+use crate::input::{self, ColumnSpec, FieldText, RawRow, Unreadable};
 use crate::phone::{self, PhoneError};
 use crate::text::{euc_kr_len, TextLane, Unencodable, ALIMTALK_MAX_CHARS, LMS_MAX_BYTES};
 use rayon::prelude::*;
@@ -53,23 +53,29 @@ pub struct Rejection {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recipient {
     pub row: u64,
-    pub phone: String,
-    pub name: Option<String>,
-    pub vars: Vec<String>,
+    pub phone: FieldText,
+    pub name: Option<FieldText>,
+    /// The variables' values in the campaign's order, as read (see [`Recipient::values`]).
+    pub vars: input::FieldValues,
     pub lane: Lane,
 }
 
 impl Recipient {
+    /// The variables' values in the campaign's order; an empty field is an empty text.
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.vars.iter().map(|value| value.as_deref().unwrap_or_default())
+    }
+
     /// The recipient's name and variables by template key, to fill a template with.
     pub fn mapping(&self, campaign: &Campaign) -> crate::api::MappingEntry {
         crate::api::MappingEntry {
-            name: self.name.clone(),
+            name: self.name.as_deref().map(String::from),
             vars: campaign
                 .recipients
                 .variables
                 .iter()
                 .map(|(key, _)| key.clone())
-                .zip(self.vars.iter().cloned())
+                .zip(self.values().map(String::from))
                 .collect(),
         }
     }
@@ -113,7 +119,7 @@ pub struct Screen {
 struct Vars<'a> {
     name: Option<&'a str>,
     keys: &'a [String],
-    values: &'a [Option<String>],
+    values: &'a [Option<FieldText>],
 }
 
 impl crate::api::VariableSource for Vars<'_> {
@@ -121,7 +127,10 @@ impl crate::api::VariableSource for Vars<'_> {
         self.name
     }
     fn var(&self, key: &str) -> Option<&str> {
-        let index = self.keys.iter().position(|k| k == key)?;
+        // Keys are a few bytes, looked up for every value of every row: compared inline rather
+        // than through a library call.
+        let same = |k: &String| k.len() == key.len() && k.bytes().zip(key.bytes()).all(|(a, b)| a == b);
+        let index = self.keys.iter().position(same)?;
         self.values[index].as_deref()
     }
 }
@@ -129,7 +138,7 @@ impl crate::api::VariableSource for Vars<'_> {
 /// The result of the order-free part of classification.
 pub enum Draft {
     Rejected(Rejection),
-    Valid { phone: String, lane: Lane },
+    Valid { phone: FieldText, lane: Lane },
 }
 
 impl Classifier {
@@ -193,7 +202,7 @@ impl Screen {
                         row: row.row,
                         phone,
                         name: row.name,
-                        vars: row.vars.into_iter().map(Option::unwrap_or_default).collect(),
+                        vars: row.vars,
                         lane,
                     };
                     (reference, Fate::Valid(recipient))
@@ -282,15 +291,20 @@ impl Drafter {
         };
         let lane = match &self.template {
             Some(template) => {
-                if let Err(missing) = template.for_each_value(&vars, |_| {}) {
-                    let column = self.column_of(&missing.key);
-                    return self.reject(
-                        RejectReason::VariableMissing,
-                        &column,
-                        format!("{} has no value", missing.written),
-                    );
-                }
-                match self.lanes.lane(|unit| self.size(template, &vars, unit, buffer)) {
+                let size = match self.size(template, &vars, self.lanes.unit(), buffer) {
+                    Ok(size) => size,
+                    Err(missing) => {
+                        let column = self.column_of(&missing.key);
+                        return self.reject(
+                            RejectReason::VariableMissing,
+                            &column,
+                            format!("{} has no value", missing.written),
+                        );
+                    }
+                };
+                // `lane` asks for the size only in the unit `unit()` names, which it was measured in.
+                let measured = |_: Unit| size.expect("a lane rule that measures names its unit");
+                match self.lanes.lane(measured) {
                     Ok(lane) => lane,
                     Err((reason, detail)) => return self.reject(reason, "message", detail),
                 }
@@ -314,27 +328,34 @@ impl Drafter {
         Draft::Valid { phone, lane }
     }
 
-    /// The size of the filled text: the literal text's, measured once, plus each value's. Only a
-    /// text that cannot be sent is built, to name the character that stops it where it stands.
+    /// The size of the filled text in `unit` (`None` without one), or the first value missing:
+    /// one walk over the row's values, each measured and added to the literal text's size
+    /// (measured once). Only a text that cannot be sent is built, to name the character that
+    /// stops it where it stands.
     fn size(
         &self,
         template: &crate::template::Template,
         vars: &Vars,
-        unit: Unit,
+        unit: Option<Unit>,
         buffer: &mut String,
-    ) -> Result<usize, Unencodable> {
-        if let Some(mut total) = self.literal_size {
-            let mut sendable = true;
-            let _ = template.for_each_value(vars, |value| match unit.size(value) {
-                Ok(size) => total += size,
-                Err(_) => sendable = false,
-            });
-            if sendable {
-                return Ok(total);
+    ) -> Result<Option<Result<usize, Unencodable>>, crate::template::MissingVariable> {
+        let Some(unit) = unit else {
+            return template.for_each_value(vars, |_| {}).map(|()| None);
+        };
+        let mut total = self.literal_size;
+        template.for_each_value(vars, |value| {
+            if let Some(sum) = &mut total {
+                match unit.size(value) {
+                    Ok(size) => *sum += size,
+                    Err(_) => total = None,
+                }
             }
+        })?;
+        if let Some(total) = total {
+            return Ok(Some(Ok(total)));
         }
         let _ = template.render_into(vars, buffer);
-        unit.size(buffer)
+        Ok(Some(unit.size(buffer)))
     }
 
     fn column_of(&self, key: &str) -> String {
@@ -353,8 +374,8 @@ impl Drafter {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowRef {
     pub row: u64,
-    pub phone: Option<String>,
-    pub name: Option<String>,
+    pub phone: Option<FieldText>,
+    pub name: Option<FieldText>,
 }
 
 impl RowRef {
@@ -516,7 +537,7 @@ mod tests {
             row: 1,
             phone: Some("010-1234-5678".into()),
             name: Some(name.into()),
-            vars: vec![Some(v1.into()), Some(v2.into())],
+            vars: smallvec::smallvec![Some(v1.into()), Some(v2.into())],
             unreadable: None,
         }
     }
@@ -586,8 +607,8 @@ mod tests {
             let unit = drafter.lanes.unit().expect("a measured kind");
             let filled = template.render(&vars).expect("every value present");
             prop_assert_eq!(
-                drafter.size(template, &vars, unit, &mut String::new()),
-                unit.size(&filled)
+                drafter.size(template, &vars, Some(unit), &mut String::new()),
+                Ok(Some(unit.size(&filled)))
             );
         }
     }

@@ -56,8 +56,8 @@ pub(super) fn cells(row: &ReportRow) -> [Cell; 18] {
     let class = |value: Option<BillingClass>| Cell::Text(value.map_or("", BillingClass::as_str).to_string());
     [
         Cell::Count(Some(row.row)),
-        Cell::Text(row.phone.clone()),
-        Cell::Text(row.name.clone()),
+        Cell::Text(row.phone.to_string()),
+        Cell::Text(row.name.to_string()),
         Cell::Text(row.kind.as_str().to_string()),
         Cell::Text(row.lane.map_or("", Lane::as_str).to_string()),
         Cell::Count(row.chunk.map(u64::from)),

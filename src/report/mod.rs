@@ -460,7 +460,7 @@ pub(crate) fn charged_row(row: u64, phone: &str, amount: i64) -> ReportRow {
     ReportRow {
         row,
         phone: phone.into(),
-        name: String::new(),
+        name: Default::default(),
         kind: Kind::Sms,
         lane: Some(Lane::Sms),
         chunk: Some(0),

@@ -87,8 +87,8 @@ impl ChargeState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportRow {
     pub row: u64,
-    pub phone: String,
-    pub name: String,
+    pub phone: crate::input::FieldText,
+    pub name: crate::input::FieldText,
     pub kind: Kind,
     pub lane: Option<Lane>,
     pub chunk: Option<u32>,

@@ -138,7 +138,7 @@ fn a_field_over_the_cap_in_a_record_that_ends_is_rejected_as_a_row() {
             limit: 64
         })
     );
-    assert_eq!(rows[0].vars, vec![None]);
+    assert_eq!(rows[0].vars.as_slice(), [None]);
     assert_eq!(rows[1].unreadable, None);
 }
 

@@ -32,7 +32,7 @@ impl SandboxState {
                 "yellowId is the part of the channel URL that starts with _, not the @ name",
             ));
         }
-        let Ok(phone_digits) = phone::normalize(phone_number) else {
+        let Ok(phone_digits) = phone::normalize(phone_number).map(String::from) else {
             return Err(Rejection::fail("SBX_BAD_PHONE", "phoneNumber is not a mobile number"));
         };
         let now = Instant::now();
@@ -85,7 +85,9 @@ impl SandboxState {
             .as_deref()
             .is_none_or(|code| self.categories.categories.iter().any(|c| c.code == code));
         let g = self.group(group);
-        let phone_digits = phone::normalize(&request.phone_number).unwrap_or_default();
+        let phone_digits = phone::normalize(&request.phone_number)
+            .map(String::from)
+            .unwrap_or_default();
         let key = (phone_digits, request.yellow_id.clone());
         match g.tokens.get(&key) {
             Some(pending) if pending.token == request.token && !request.token.is_empty() => {}
