@@ -171,6 +171,11 @@ pub(super) trait Fields {
     /// Every byte of the record's fields (what separates them may be included: it is no control
     /// byte, and it only makes the size a bound).
     fn bytes(&self) -> &[u8];
+    /// Whether a field decoded from CP949 may hold the mark of bytes that were not CP949 (false
+    /// only when the whole block was seen to hold none).
+    fn may_hold_not_cp949(&self) -> bool {
+        true
+    }
 }
 
 impl Fields for csv::ByteRecord {
@@ -223,7 +228,9 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
         }
         let problem = match record.text(index)? {
             Err(_) => "bytes that are not UTF-8 text",
-            Ok(text) if columns.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
+            Ok(text) if columns.from_cp949 && record.may_hold_not_cp949() && text.contains('\u{FFFD}') => {
+                "bytes that are not CP949 (EUC-KR) text"
+            }
             Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
                 None => return Some(FieldText::from(text)),
                 Some(problem) => problem,

@@ -25,8 +25,10 @@ use std::path::{Path, PathBuf};
 /// date) fit in its 24 bytes and need no allocation of their own: rows are made on one thread and
 /// dropped on another, and allocating and freeing several fields a row cost more than parsing them.
 pub type FieldText = compact_str::CompactString;
-/// The variables' values of a row, in the campaign's order (the first few held inline).
-pub type FieldValues = smallvec::SmallVec<[Option<FieldText>; 4]>;
+/// The variables' values of a row, in the campaign's order. Three are held inline, as most
+/// campaigns have at most that many; a fourth moves them to the heap. Rows are moved several times
+/// on their way through the plan, so more room inline costs every row.
+pub type FieldValues = smallvec::SmallVec<[Option<FieldText>; 3]>;
 
 /// One input row as read: the mapped columns only.
 #[derive(Debug, Clone, Default, PartialEq)]
