@@ -57,9 +57,9 @@ fn read_all(path: &Path, encoding: Encoding, block_bytes: usize) -> usize {
     let mut source =
         input::open_csv_in_blocks(path, encoding, &spec(), DEFAULT_MAX_FIELD_BYTES, block_bytes).expect("opens");
     let mut rows = 0;
-    match source.in_blocks() {
-        Some(blocked) => blocked
-            .read_parallel(
+    match source.in_parallel() {
+        Some(parallel) => parallel
+            .read(
                 |_| (),
                 |batch, ()| {
                     rows += batch.len();

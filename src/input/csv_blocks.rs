@@ -11,9 +11,8 @@
 use super::csv_source::{encoding_name, header_name, record_limit, sniff, Columns, CsvRows, Sniffed};
 use super::decode::Cp949Reader;
 use super::record_window::CHUNK_BYTES;
-use super::{locate, plain_lines, ColumnSpec, InputError, RawRow, RowSource};
+use super::{locate, ordered, plain_lines, ColumnSpec, InputError, RawRow, RowSource};
 use crate::campaign::Encoding;
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -287,59 +286,21 @@ impl BlockedCsv {
         with_each: impl Fn(&[RawRow]) -> D + Sync,
         mut deliver: impl FnMut(Vec<RawRow>, D) -> bool,
     ) -> Result<(), InputError> {
-        type Parsed<D> = std::thread::Result<Result<(Vec<RawRow>, D), InputError>>;
-        type Job<D> = (Block, std::sync::mpsc::SyncSender<Parsed<D>>);
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let ahead = 2 * workers;
-        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job<D>>(ahead);
-        let queue = std::sync::Mutex::new(queue);
-        let with_each = &with_each;
-        std::thread::scope(|scope| {
-            // Owned here, so that however this returns the workers' queue closes and they end.
-            let jobs = jobs;
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let job = queue.lock().map(|queue| queue.recv());
-                    let Ok(Ok((block, done))) = job else {
-                        return;
-                    };
-                    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        block.parse().map(|rows| {
-                            let made = with_each(&rows);
-                            (rows, made)
-                        })
-                    }));
-                    let _ = done.send(parsed);
-                });
-            }
-            let mut pending: VecDeque<std::sync::mpsc::Receiver<Parsed<D>>> = VecDeque::with_capacity(ahead + 1);
-            loop {
-                if let Some(block) = self.cut()? {
-                    let (done, parsed) = std::sync::mpsc::sync_channel::<Parsed<D>>(1);
-                    if jobs.send((block, done)).is_err() {
-                        panic!("the block workers stopped");
-                    }
-                    pending.push_back(parsed);
-                    if pending.len() <= ahead {
-                        continue;
-                    }
-                }
-                let Some(next) = pending.pop_front() else {
-                    return Ok(());
-                };
-                // A worker's panic goes on in this thread, where its caller reports it.
-                let parsed = match next.recv() {
-                    Ok(Ok(parsed)) => parsed,
-                    Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                    Err(_) => panic!("a block's worker ended without an answer"),
-                };
-                let (rows, made) = parsed.map_err(|error| self.placed_error(error))?;
-                let rows = self.number(rows);
-                if !rows.is_empty() && !deliver(rows, made) {
-                    return Ok(());
-                }
-            }
-        })
+        ordered::in_order(
+            self,
+            BlockedCsv::cut,
+            |block: Block| {
+                block.parse().map(|rows| {
+                    let made = with_each(&rows);
+                    (rows, made)
+                })
+            },
+            |this, parsed| {
+                let (rows, made) = parsed.map_err(|error| this.placed_error(error))?;
+                let rows = this.number(rows);
+                Ok(rows.is_empty() || deliver(rows, made))
+            },
+        )
     }
 }
 
@@ -405,8 +366,8 @@ impl RowSource for BlockedCsv {
         Ok(Some(std::mem::replace(&mut self.waiting, rest)))
     }
 
-    fn in_blocks(&mut self) -> Option<&mut BlockedCsv> {
-        Some(self)
+    fn in_parallel(&mut self) -> Option<super::Parallel<'_>> {
+        Some(super::Parallel::Csv(self))
     }
 
     fn encoding(&self) -> &'static str {

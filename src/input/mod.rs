@@ -9,6 +9,7 @@ mod csv_blocks;
 mod csv_source;
 mod decode;
 mod excel_source;
+mod ordered;
 mod parquet_source;
 mod parquet_types;
 pub mod phone_set;
@@ -182,10 +183,32 @@ pub trait RowSource: Send {
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError>;
     /// The encoding the rows were decoded from, for the report.
     fn encoding(&self) -> &'static str;
-    /// A source cut into blocks that any thread may parse (a large CSV file), for a caller that
-    /// does more with each block's rows on the thread that parsed them.
-    fn in_blocks(&mut self) -> Option<&mut BlockedCsv> {
+    /// A source whose rows are made on every core (a large CSV file, Parquet), for a caller
+    /// that does more with each piece's rows on the thread that made them.
+    fn in_parallel(&mut self) -> Option<Parallel<'_>> {
         None
+    }
+}
+
+/// A source read on every core (see [`RowSource::in_parallel`]).
+pub enum Parallel<'a> {
+    Csv(&'a mut BlockedCsv),
+    Parquet(&'a mut parquet_source::ParquetRows),
+}
+
+impl Parallel<'_> {
+    /// Reads every row, with `with_each` run on each piece's rows on the thread that made them;
+    /// hands each piece's rows, numbered in the file, and what `with_each` made of them to
+    /// `deliver` in file order, until it answers false.
+    pub fn read<D: Send>(
+        self,
+        with_each: impl Fn(&[RawRow]) -> D + Sync,
+        deliver: impl FnMut(Vec<RawRow>, D) -> bool,
+    ) -> Result<(), InputError> {
+        match self {
+            Parallel::Csv(blocked) => blocked.read_parallel(with_each, deliver),
+            Parallel::Parquet(parquet) => parquet.read_parallel(with_each, deliver),
+        }
     }
 }
 

@@ -135,21 +135,20 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
 }
 
 /// Reads every row and drafts it, handing each batch with its drafts to `deliver` in input order
-/// until it answers false. A file read in blocks has each block drafted on the worker thread that
-/// parsed it (see `BlockedCsv::read_parallel`).
+/// until it answers false. A source read on every core (a large CSV file, Parquet) has each piece
+/// drafted on the worker thread that made its rows (see `input::Parallel`).
 fn read_and_draft(
     source: &mut dyn input::RowSource,
     drafter: &Drafter,
     mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
 ) -> Result<(), InputError> {
-    match source.in_blocks() {
-        Some(blocked) => blocked.read_parallel(|rows| drafter.draft_here(rows), |rows, drafts| deliver((rows, drafts))),
+    match source.in_parallel() {
+        Some(parallel) => parallel.read(|rows| drafter.draft_here(rows), |rows, drafts| deliver((rows, drafts))),
         None => read_then_draft(source, drafter, deliver),
     }
 }
 
-/// As [`read_and_draft`] for a source read one batch at a time (Parquet, a spreadsheet, a small
-/// CSV file): one thread reads the next batch while the pool drafts the one before.
+/// As [`read_and_draft`] for a source read one batch at a time (a spreadsheet, a small CSV file): one thread reads the next batch while the pool drafts the one before.
 fn read_then_draft(
     source: &mut dyn input::RowSource,
     drafter: &Drafter,
