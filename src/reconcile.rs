@@ -68,9 +68,9 @@ impl Expected {
     /// refund), and the charge of the fallback SMS/LMS the service sent for it.
     pub fn add(&mut self, row: &ReportRow, run: usize) {
         let reference = if row.id.is_empty() {
-            row.uid.clone()
+            row.uid.to_string()
         } else {
-            row.id.clone()
+            row.id.to_string()
         };
         let origin = Origin { run, row: row.row };
         let amount = row.amount.unwrap_or(0);

@@ -3,6 +3,7 @@
 use super::row::ReportRow;
 use crate::api::ledger::BillingClass;
 use crate::campaign::Lane;
+use crate::input::FieldText;
 use anyhow::Result;
 use polars::prelude::*;
 
@@ -31,8 +32,9 @@ pub const COLUMNS: [&str; 18] = [
 /// A report cell, typed, for the files that keep types (the workbook) and those that do not (CSV).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Cell {
-    /// Text, phone numbers included: never a number, so a leading zero stays.
-    Text(String),
+    /// Text, phone numbers included: never a number, so a leading zero stays. Most texts of a
+    /// report row are short and held inline: making a row's cells allocates next to nothing.
+    Text(crate::input::FieldText),
     Count(Option<u64>),
     /// Won, no fraction.
     Money(Option<i64>),
@@ -42,24 +44,37 @@ pub(crate) enum Cell {
 impl Cell {
     /// The cell as CSV text: an absent number is empty.
     pub fn text(&self) -> String {
+        self.csv_text(&mut itoa::Buffer::new()).to_string()
+    }
+
+    /// As [`Cell::text`], a number formatted in `number`, on the stack.
+    fn csv_text<'a>(&'a self, number: &'a mut itoa::Buffer) -> &'a str {
         match self {
-            Cell::Text(text) => text.clone(),
-            Cell::Count(count) => count.map(|n| n.to_string()).unwrap_or_default(),
-            Cell::Money(amount) => amount.map(|n| n.to_string()).unwrap_or_default(),
-            Cell::Flag(flag) => flag.to_string(),
+            Cell::Text(text) => text,
+            Cell::Count(Some(count)) => number.format(*count),
+            Cell::Money(Some(amount)) => number.format(*amount),
+            Cell::Count(None) | Cell::Money(None) => "",
+            Cell::Flag(flag) => {
+                if *flag {
+                    "true"
+                } else {
+                    "false"
+                }
+            }
         }
     }
 }
 
 /// A row's cells, in the order of [`COLUMNS`].
 pub(super) fn cells(row: &ReportRow) -> [Cell; 18] {
-    let class = |value: Option<BillingClass>| Cell::Text(value.map_or("", BillingClass::as_str).to_string());
+    let text = |text: &str| Cell::Text(FieldText::from(text));
+    let class = |value: Option<BillingClass>| text(value.map_or("", BillingClass::as_str));
     [
         Cell::Count(Some(row.row)),
-        Cell::Text(row.phone.to_string()),
-        Cell::Text(row.name.to_string()),
-        Cell::Text(row.kind.as_str().to_string()),
-        Cell::Text(row.lane.map_or("", Lane::as_str).to_string()),
+        Cell::Text(row.phone.clone()),
+        Cell::Text(row.name.clone()),
+        text(row.kind.as_str()),
+        text(row.lane.map_or("", Lane::as_str)),
         Cell::Count(row.chunk.map(u64::from)),
         Cell::Text(row.uid.clone()),
         Cell::Text(row.id.clone()),
@@ -69,16 +84,21 @@ pub(super) fn cells(row: &ReportRow) -> [Cell; 18] {
         Cell::Text(row.error.clone()),
         Cell::Flag(row.fallback.is_some()),
         class(row.billing_class),
-        Cell::Text(row.charge_state.as_str().to_string()),
+        text(row.charge_state.as_str()),
         Cell::Money(row.amount),
         class(row.fallback),
         Cell::Money(row.fallback_amount),
     ]
 }
 
-/// A row as the CSV has it, in the order of [`COLUMNS`].
-pub(super) fn csv_record(row: &ReportRow) -> [String; 18] {
-    cells(row).map(|cell| cell.text())
+/// Writes a row as a CSV record, in the order of [`COLUMNS`], each cell as [`Cell::text`] has it
+/// without an allocation (this is every row of a report).
+pub(super) fn write_csv_record<W: std::io::Write>(writer: &mut csv::Writer<W>, row: &ReportRow) -> csv::Result<()> {
+    let mut number = itoa::Buffer::new();
+    for cell in cells(row) {
+        writer.write_field(cell.csv_text(&mut number))?;
+    }
+    writer.write_record(None::<&[u8]>)
 }
 
 /// The byte-order mark Excel needs to read a CSV file as UTF-8 rather than the system's code page.
@@ -143,7 +163,7 @@ impl ParquetSink {
             Column::new("uid".into(), text(|r| &r.uid)),
             Column::new("id".into(), text(|r| &r.id)),
             Column::new("send_group_id".into(), text(|r| &r.send_group_id)),
-            Column::new("acceptance".into(), owned(|r| r.outcome.acceptance())),
+            Column::new("acceptance".into(), owned(|r| r.outcome.acceptance().into())),
             Column::new("final_result".into(), text(|r| &r.final_result)),
             Column::new("error".into(), text(|r| &r.error)),
             Column::new(

@@ -127,12 +127,22 @@ impl Summary {
     /// so that it compares with the ledger's charges, and `refunded` its refunds.
     fn tally(&mut self, row: &ReportRow, sent_at: Option<i64>) {
         self.count_for_people(row, sent_at);
-        *self.acceptance.entry(row.outcome.bucket()).or_default() += 1;
+        count_text(&mut self.acceptance, &row.outcome.bucket());
         if !row.final_result.is_empty() {
-            *self.final_results.entry(row.final_result.clone()).or_default() += 1;
+            count_text(&mut self.final_results, &row.final_result);
         }
         *self.charge_states.entry(row.charge_state).or_default() += 1;
         add_charges(&mut self.classes, row);
+    }
+}
+
+/// Counts one more of `key`; the key is copied only the first time it comes (this is every row).
+fn count_text(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(count) => *count += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
     }
 }
 
@@ -354,15 +364,29 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     } else {
         None
     };
-    // report.parquet and report.xlsx are each built on their own thread, fed the rows in shared
-    // batches, while this thread walks the plan and writes report.csv (the workbook's cells alone
-    // cost as much as the rest together). The workbook's Summary sheet comes once the walk is done.
+    // report.csv, report.parquet and report.xlsx are each built on their own thread, fed the rows
+    // in shared batches, while this thread walks the plan and joins each row with its results (the
+    // workbook's cells alone cost as much as the rest together). The workbook's Summary sheet
+    // comes once the walk is done.
     type Batch = std::sync::Arc<Vec<ReportRow>>;
+    let (to_csv, csv_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (to_parquet, parquet_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (to_workbook, workbook_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
     let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
-    let (walked, parquet_built, workbook_built) = std::thread::scope(|scope| {
+    let (walked, csv_built, parquet_built, workbook_built) = std::thread::scope(|scope| {
+        let csv_builder = scope.spawn(move || -> Result<()> {
+            let written = (|| -> csv::Result<()> {
+                for batch in csv_rows {
+                    for row in batch.iter() {
+                        files::write_csv_record(&mut csv_writer, row)?;
+                    }
+                }
+                csv_writer.flush()?;
+                Ok(())
+            })();
+            written.context("cannot write report.csv")
+        });
         let parquet_builder = scope.spawn(move || -> Result<()> {
             let written = (|| {
                 for batch in parquet_rows {
@@ -395,15 +419,13 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
             // A builder that stopped has its error to tell, below: a failed send is not the error.
             let hand_on = |batch: Vec<ReportRow>| {
                 let batch: Batch = std::sync::Arc::new(batch);
+                let _ = to_csv.send(batch.clone());
                 let _ = to_parquet.send(batch.clone());
                 if xlsx {
                     let _ = to_workbook.send(batch);
                 }
             };
             let summary = rows.walk(|row, _| {
-                csv_writer
-                    .write_record(files::csv_record(row))
-                    .context("cannot write report.csv")?;
                 batch.push(row.clone());
                 if batch.len() == FILE_BATCH_ROWS {
                     hand_on(std::mem::replace(&mut batch, Vec::with_capacity(FILE_BATCH_ROWS)));
@@ -411,23 +433,32 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
                 Ok(())
             })?;
             hand_on(batch);
+            drop(to_csv);
             drop(to_parquet);
             drop(to_workbook);
             let _ = summary_out.send(summary.clone());
             Ok(summary)
         })();
         drop(summary_out);
-        (walked, parquet_builder.join(), workbook_builder.join())
+        (
+            walked,
+            csv_builder.join(),
+            parquet_builder.join(),
+            workbook_builder.join(),
+        )
     });
     let mut summary = walked?;
-    for (file, built) in [("report.parquet", parquet_built), ("report.xlsx", workbook_built)] {
+    let built = [
+        ("report.csv", csv_built),
+        ("report.parquet", parquet_built),
+        ("report.xlsx", workbook_built),
+    ];
+    for (file, built) in built {
         match built {
             Ok(built) => built?,
             Err(_) => anyhow::bail!("the {file} builder stopped unexpectedly"),
         }
     }
-    csv_writer.flush().context("cannot write report.csv")?;
-    drop(csv_writer);
     summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
     if xlsx {
         summary.files.push(xlsx_file.commit()?);
@@ -464,15 +495,15 @@ pub(crate) fn charged_row(row: u64, phone: &str, amount: i64) -> ReportRow {
         kind: Kind::Sms,
         lane: Some(Lane::Sms),
         chunk: Some(0),
-        uid: (1000 + row).to_string(),
-        id: String::new(),
-        send_group_id: String::new(),
+        uid: (1000 + row).to_string().into(),
+        id: Default::default(),
+        send_group_id: Default::default(),
         outcome: Outcome::Answered {
             status: "SMS_00".into(),
             accepted: true,
         },
         final_result: "SMS_00".into(),
-        error: String::new(),
+        error: Default::default(),
         billing_class: Some(BillingClass::Sms),
         charge_state: ChargeState::Charged,
         amount: Some(amount),

@@ -4,6 +4,7 @@ use crate::api::gateway::final_result;
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
 use crate::engine::checkpoint::{ChunkRecord, ChunkState, RecipientResult};
+use crate::input::FieldText;
 use crate::plan::{billing, Fate, PlannedRow, Recipient, RejectReason};
 use std::collections::BTreeMap;
 
@@ -19,7 +20,7 @@ pub enum Outcome {
     Uncertain,
     /// The service's per-recipient status, and whether it means the service took the message.
     Answered {
-        status: String,
+        status: FieldText,
         accepted: bool,
     },
 }
@@ -27,9 +28,9 @@ pub enum Outcome {
 impl Outcome {
     /// The report's `acceptance` text: `REJECTED:<reason>`, `DUPLICATE`, `SUPPRESSED`, `PENDING`,
     /// `UNCERTAIN`, or the service's status.
-    pub fn acceptance(&self) -> String {
+    pub fn acceptance(&self) -> FieldText {
         match self {
-            Outcome::Rejected(reason) => format!("REJECTED:{}", reason.as_str()),
+            Outcome::Rejected(reason) => compact_str::format_compact!("REJECTED:{}", reason.as_str()),
             Outcome::Duplicate => "DUPLICATE".into(),
             Outcome::Suppressed => "SUPPRESSED".into(),
             Outcome::Pending => "PENDING".into(),
@@ -39,7 +40,7 @@ impl Outcome {
     }
 
     /// The summary's bucket: the acceptance text without a reject's reason.
-    pub fn bucket(&self) -> String {
+    pub fn bucket(&self) -> FieldText {
         match self {
             Outcome::Rejected(_) => "REJECTED".into(),
             other => other.acceptance(),
@@ -87,17 +88,17 @@ impl ChargeState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportRow {
     pub row: u64,
-    pub phone: crate::input::FieldText,
-    pub name: crate::input::FieldText,
+    pub phone: FieldText,
+    pub name: FieldText,
     pub kind: Kind,
     pub lane: Option<Lane>,
     pub chunk: Option<u32>,
-    pub uid: String,
-    pub id: String,
-    pub send_group_id: String,
+    pub uid: FieldText,
+    pub id: FieldText,
+    pub send_group_id: FieldText,
     pub outcome: Outcome,
-    pub final_result: String,
-    pub error: String,
+    pub final_result: FieldText,
+    pub error: FieldText,
     /// The class of the primary message of a valid row.
     pub billing_class: Option<BillingClass>,
     pub charge_state: ChargeState,
@@ -152,12 +153,12 @@ pub(super) fn build(campaign: &Campaign, planned: &PlannedRow, sent: Option<Sent
         kind: campaign.kind,
         lane: None,
         chunk: None,
-        uid: String::new(),
-        id: String::new(),
-        send_group_id: String::new(),
+        uid: FieldText::default(),
+        id: FieldText::default(),
+        send_group_id: FieldText::default(),
         outcome: Outcome::Pending,
-        final_result: String::new(),
-        error: String::new(),
+        final_result: FieldText::default(),
+        error: FieldText::default(),
         billing_class: None,
         charge_state: ChargeState::NotCharged,
         amount: None,
@@ -167,7 +168,7 @@ pub(super) fn build(campaign: &Campaign, planned: &PlannedRow, sent: Option<Sent
     let recipient = match &planned.fate {
         Fate::Rejected(rejection) => {
             row.outcome = Outcome::Rejected(rejection.reason);
-            row.error = format!("{}: {}", rejection.column, rejection.detail);
+            row.error = compact_str::format_compact!("{}: {}", rejection.column, rejection.detail);
             return row;
         }
         Fate::Suppressed => {
@@ -191,24 +192,24 @@ pub(super) fn build(campaign: &Campaign, planned: &PlannedRow, sent: Option<Sent
     let Some(result) = sent.result.filter(|_| sent.record.state == ChunkState::Done) else {
         row.outcome = Outcome::Uncertain;
         row.charge_state = ChargeState::Uncertain;
-        row.error = sent.record.note.clone().unwrap_or_default();
+        row.error = sent.record.note.as_deref().unwrap_or_default().into();
         return row;
     };
-    row.uid = result.uid.clone();
-    row.id = result.id.clone().unwrap_or_default();
-    row.send_group_id = sent.record.send_group_id.clone().unwrap_or_default();
+    row.uid = result.uid.as_str().into();
+    row.id = result.id.as_deref().unwrap_or_default().into();
+    row.send_group_id = sent.record.send_group_id.as_deref().unwrap_or_default().into();
     row.outcome = Outcome::Answered {
-        status: result.status.clone(),
+        status: result.status.as_str().into(),
         accepted: result.accepted,
     };
-    row.error = result.error.clone().unwrap_or_default();
+    row.error = result.error.as_deref().unwrap_or_default().into();
     if campaign.kind == Kind::GatewayAlimtalk {
         if result.accepted {
             match sent.final_record {
                 Some((result, error_message)) => {
-                    row.final_result = result;
+                    row.final_result = result.into();
                     if let Some(message) = error_message {
-                        row.error = message;
+                        row.error = message.into();
                     }
                 }
                 None => row.final_result = final_result::PENDING.into(),
@@ -216,7 +217,7 @@ pub(super) fn build(campaign: &Campaign, planned: &PlannedRow, sent: Option<Sent
         }
     } else {
         // The standard deployment's send response is the final record.
-        row.final_result = result.status.clone();
+        row.final_result = result.status.as_str().into();
     }
     charge(&mut row, campaign, recipient, result, pricing);
     row

@@ -81,7 +81,7 @@ impl Summary {
             } else {
                 &mut self.answers.not_accepted
             };
-            *statuses.entry(status.clone()).or_default() += 1;
+            super::count_text(statuses, status);
             if let Some(date) = sent_at {
                 self.sends.record(date);
             }

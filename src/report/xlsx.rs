@@ -85,7 +85,7 @@ pub(crate) fn write_cell(
     match cell {
         Cell::Text(text) if text.is_empty() => {}
         Cell::Text(text) => {
-            sheet.write_string(row, col, text)?;
+            sheet.write_string(row, col, text.as_str())?;
         }
         Cell::Count(Some(count)) => {
             sheet.write_number(row, col, *count as f64)?;
@@ -203,7 +203,7 @@ fn write_summary(sheet: &mut Worksheet, summary: &Summary, formats: &Formats) ->
         row += 1;
         Ok(())
     };
-    let text = |text: &str| Cell::Text(text.to_string());
+    let text = |text: &str| Cell::Text(text.into());
     let count = |count: u64| Cell::Count(Some(count));
     line(
         sheet,

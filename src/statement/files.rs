@@ -18,7 +18,7 @@ fn csv_columns() -> Vec<&'static str> {
 }
 
 fn text(value: impl ToString) -> Cell {
-    Cell::Text(value.to_string())
+    Cell::Text(value.to_string().into())
 }
 
 /// Totals and what stays charged, as cells.
@@ -136,7 +136,7 @@ fn mismatch_rows(statement: &Statement, comparison: &LedgerComparison) -> Vec<Ve
                 text(mismatch.entry.as_str()),
                 Cell::Money(mismatch.ledger_amount),
                 Cell::Money(mismatch.report_amount),
-                Cell::Text(run),
+                Cell::Text(run.into()),
                 Cell::Count(mismatch.origin.map(|origin| origin.row)),
             ]
         })
