@@ -264,25 +264,35 @@ impl RowSource for ParquetRows {
 mod tests {
     use super::*;
 
-    #[test]
-    fn integer_phones_and_row_numbers_survive() {
+    /// `frame` written as a Parquet file in a fresh directory, in row groups of `row_group` rows.
+    fn written(mut frame: DataFrame, row_group: Option<usize>) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.parquet");
-        let mut frame = df!(
+        ParquetWriter::new(File::create(&path).unwrap())
+            .with_row_group_size(row_group)
+            .finish(&mut frame)
+            .unwrap();
+        (dir, path)
+    }
+
+    fn spec() -> ColumnSpec {
+        ColumnSpec {
+            phone: "phone".into(),
+            name: Some("name".into()),
+            vars: vec!["order".into()],
+        }
+    }
+
+    #[test]
+    fn integer_phones_and_row_numbers_survive() {
+        let frame = df!(
             "phone" => &[1012345678i64, 1000000001],
             "name" => &["김", "이"],
             "order" => &[Some("A"), None],
         )
         .unwrap();
-        ParquetWriter::new(File::create(&path).unwrap())
-            .finish(&mut frame)
-            .unwrap();
-        let spec = ColumnSpec {
-            phone: "phone".into(),
-            name: Some("name".into()),
-            vars: vec!["order".into()],
-        };
-        let mut rows = ParquetRows::open(&path, &spec).unwrap();
+        let (_dir, path) = written(frame, None);
+        let mut rows = ParquetRows::open(&path, &spec()).unwrap();
         let batch = rows.next_batch(10).unwrap().unwrap();
         assert_eq!(batch.len(), 2);
         assert_eq!(batch[0].phone.as_deref(), Some("1012345678"));
@@ -293,24 +303,15 @@ mod tests {
 
     #[test]
     fn read_on_every_core_the_rows_are_those_read_a_batch_at_a_time_numbered_alike() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.parquet");
         let count = 1000usize;
-        let mut frame = df!(
+        let frame = df!(
             "phone" => (0..count).map(|i| format!("010{i:08}")).collect::<Vec<_>>(),
             "name" => (0..count).map(|i| format!("이름{i}")).collect::<Vec<_>>(),
             "order" => (0..count).map(|i| (i % 7 != 0).then(|| format!("A{i}"))).collect::<Vec<_>>(),
         )
         .unwrap();
-        ParquetWriter::new(File::create(&path).unwrap())
-            .with_row_group_size(Some(64))
-            .finish(&mut frame)
-            .unwrap();
-        let spec = ColumnSpec {
-            phone: "phone".into(),
-            name: Some("name".into()),
-            vars: vec!["order".into()],
-        };
+        let (_dir, path) = written(frame, Some(64));
+        let spec = spec();
         let mut one_by_one = ParquetRows::open(&path, &spec).unwrap();
         let mut expected = Vec::new();
         while let Some(batch) = one_by_one.next_batch(5).unwrap() {
