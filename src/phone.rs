@@ -46,11 +46,8 @@ pub fn normalize(raw: &str) -> Result<crate::input::FieldText, PhoneError> {
             }
         }
     }
-    let national_from = match &digits[1..count] {
-        [b'8', b'2', b'0', ..] => 3,
-        [b'8', b'2', ..] => 3,
-        _ => 1,
-    };
+    // The country code goes; what follows it is the national number, with or without its 0.
+    let national_from = if digits[1..count].starts_with(b"82") { 3 } else { 1 };
     // `digits[national_from - 1]` is free: the leading zero goes there when it was lost.
     let from = if national_from < count && digits[national_from] == b'0' {
         national_from
