@@ -107,27 +107,20 @@ fn chunks_sent_from_a_file_read_in_blocks_are_recognised_when_it_is_read_whole()
     .expect_code(0, "run with the file read in blocks");
     // `report` cuts the plan again and refuses (exit 2) any chunk whose first row, last row,
     // count or digest of rows and numbers differs from the one recorded when it was sent.
-    let whole_out = dir.path().join("report-whole");
-    let whole = msgbatch(
-        dir.path(),
-        ONE_PIECE,
-        &["report", path_str(&run), "--out", path_str(&whole_out), "--json"],
-    )
-    .expect_code(0, "report with the file read whole")
-    .json();
-    let blocks_out = dir.path().join("report-blocks");
-    let blocks = msgbatch(
-        dir.path(),
-        SMALL_BLOCKS,
-        &["report", path_str(&run), "--out", path_str(&blocks_out), "--json"],
-    )
-    .expect_code(0, "report with the file read in blocks")
-    .json();
+    let report = |block_bytes: &str, out: &str, what: &str| {
+        let out = dir.path().join(out);
+        let summary = msgbatch(
+            dir.path(),
+            block_bytes,
+            &["report", path_str(&run), "--out", path_str(&out), "--json"],
+        )
+        .expect_code(0, what)
+        .json();
+        (summary, std::fs::read_to_string(out.join("report.csv")).unwrap())
+    };
+    let (whole, whole_csv) = report(ONE_PIECE, "report-whole", "report with the file read whole");
+    let (blocks, blocks_csv) = report(SMALL_BLOCKS, "report-blocks", "report with the file read in blocks");
     assert!(whole["status"]["sent"].as_u64().unwrap() > 1000, "{whole:#}");
     assert_eq!(whole["status"], blocks["status"]);
-    assert_eq!(
-        std::fs::read_to_string(whole_out.join("report.csv")).unwrap(),
-        std::fs::read_to_string(blocks_out.join("report.csv")).unwrap(),
-        "every row joined with the same result"
-    );
+    assert_eq!(whole_csv, blocks_csv, "every row joined with the same result");
 }

@@ -9,7 +9,7 @@
 //! header with quotes or line breaks in it) is read sequentially.
 
 use super::csv_source::{encoding_name, header_name, record_limit, sniff, Columns, CsvRows, Sniffed};
-use super::decode::Cp949Reader;
+use super::decode::{Cp949Reader, NOT_CP949};
 use super::record_window::CHUNK_BYTES;
 use super::{locate, ordered, plain_lines, ColumnSpec, InputError, RawRow, RowSource};
 use crate::campaign::Encoding;
@@ -307,12 +307,14 @@ impl BlockedCsv {
 impl Block {
     /// Every row of the block, numbered from 1; or the error that stops the file, with its row
     /// counted in the block.
-    fn parse(self) -> Result<Vec<RawRow>, InputError> {
+    fn parse(mut self) -> Result<Vec<RawRow>, InputError> {
         let bytes = if self.columns.from_cp949 {
             let mut decoded = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 2);
             Cp949Reader::new(&self.bytes[..])
                 .read_to_end(&mut decoded)
                 .expect("decoding bytes in memory cannot fail");
+            // Searched once here rather than in every field.
+            self.columns.from_cp949 = memchr::memmem::find(&decoded, NOT_CP949).is_some();
             decoded
         } else {
             self.bytes

@@ -41,7 +41,9 @@ pub(super) struct Columns {
     pub vars: Vec<usize>,
     pub encoding: &'static str,
     pub max_field: usize,
-    /// Decoded from CP949: a U+FFFD in a field marks bytes that were not CP949 (see `decode`).
+    /// Decoded from CP949: a U+FFFD in a field marks bytes that were not CP949 (see `decode`). A
+    /// block of such a file with no U+FFFD anywhere is parsed with this off: no field of it needs
+    /// looking at for one.
     pub from_cp949: bool,
 }
 
@@ -171,11 +173,6 @@ pub(super) trait Fields {
     /// Every byte of the record's fields (what separates them may be included: it is no control
     /// byte, and it only makes the size a bound).
     fn bytes(&self) -> &[u8];
-    /// Whether a field decoded from CP949 may hold the mark of bytes that were not CP949 (false
-    /// only when the whole block was seen to hold none).
-    fn may_hold_not_cp949(&self) -> bool {
-        true
-    }
 }
 
 impl Fields for csv::ByteRecord {
@@ -228,9 +225,7 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
         }
         let problem = match record.text(index)? {
             Err(_) => "bytes that are not UTF-8 text",
-            Ok(text) if columns.from_cp949 && record.may_hold_not_cp949() && text.contains('\u{FFFD}') => {
-                "bytes that are not CP949 (EUC-KR) text"
-            }
+            Ok(text) if columns.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
             Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
                 None => return Some(FieldText::from(text)),
                 Some(problem) => problem,

@@ -32,10 +32,8 @@ pub struct ParquetRows {
 struct Cursor {
     /// Row ranges still to decode: (offset, length), aligned to row groups.
     slices: VecDeque<(usize, usize)>,
-    /// The range decoded last, and how many of its rows were cut into pieces already.
-    decoded: Option<(DataFrame, usize)>,
-    /// The file row number of the next piece's first row.
-    next_row: u64,
+    /// The range decoded last: its rows, its offset, and how many were cut into pieces already.
+    decoded: Option<(DataFrame, usize, usize)>,
 }
 
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
@@ -118,11 +116,7 @@ impl ParquetRows {
                 columns: wanted,
                 has_name: columns.name.is_some(),
             },
-            cursor: Cursor {
-                slices,
-                decoded: None,
-                next_row: 1,
-            },
+            cursor: Cursor { slices, decoded: None },
             piece_rows,
         })
     }
@@ -163,15 +157,14 @@ impl Cursor {
     /// The next piece of at most `max` rows, decoding the next range when the last one is cut up.
     fn next_piece(&mut self, decoder: &Decoder, max: usize) -> Result<Option<Piece>, InputError> {
         loop {
-            if let Some((frame, cut)) = &mut self.decoded {
+            if let Some((frame, offset, cut)) = &mut self.decoded {
                 if *cut < frame.height() {
                     let length = max.min(frame.height() - *cut);
                     let piece = Piece {
                         frame: frame.slice(*cut as i64, length),
-                        first_row: self.next_row,
+                        first_row: (*offset + *cut) as u64 + 1,
                     };
                     *cut += length;
-                    self.next_row += length as u64;
                     return Ok(Some(piece));
                 }
             }
@@ -179,7 +172,7 @@ impl Cursor {
                 self.decoded = None;
                 return Ok(None);
             };
-            self.decoded = Some((decoder.decode(offset, length)?, 0));
+            self.decoded = Some((decoder.decode(offset, length)?, offset, 0));
         }
     }
 }

@@ -13,8 +13,6 @@ use super::RawRow;
 struct Line<'a> {
     text: &'a str,
     ends: &'a [usize],
-    /// The block may hold a U+FFFD that marks bytes that were not CP949.
-    marked: bool,
 }
 
 impl Line<'_> {
@@ -42,9 +40,6 @@ impl Fields for Line<'_> {
     fn bytes(&self) -> &[u8] {
         self.text.as_bytes()
     }
-    fn may_hold_not_cp949(&self) -> bool {
-        self.marked
-    }
 }
 
 /// The rows of `text`, whole records with no quote in them, numbered from 1 (a blank line is no
@@ -56,8 +51,6 @@ pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option
     // About 40 bytes a row: one allocation for most blocks.
     let mut rows = Vec::with_capacity(bytes.len() / 32 + 1);
     let mut ends = Vec::with_capacity(columns.headers.len() + 1);
-    // Only a block decoded from CP949 with a U+FFFD somewhere needs each field looked at for it.
-    let marked = columns.from_cp949 && memchr::memmem::find(bytes, super::decode::NOT_CP949).is_some();
     let mut line_start = 0;
     // One pass over the block's bytes (separators come every few bytes: a plain loop beats a
     // vectorised search here); the end of the block ends the last line when no line break does.
@@ -80,7 +73,6 @@ pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option
             let record = Line {
                 text: line,
                 ends: &ends,
-                marked,
             };
             let suspicious = has_control_byte(line.as_bytes());
             rows.push(make_row(columns, rows.len() as u64 + 1, suspicious, &record));

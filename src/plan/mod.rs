@@ -9,6 +9,7 @@ mod accounting;
 pub mod billing;
 pub mod chunks;
 pub mod classify;
+mod lane_rule;
 
 pub use accounting::{warnings, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};

@@ -342,7 +342,7 @@ pub struct ReportOptions {
     pub xlsx: bool,
 }
 
-/// Rows handed to the report.parquet and report.xlsx builders at a time.
+/// Rows handed to the report.csv, report.parquet and report.xlsx builders at a time.
 const FILE_BATCH_ROWS: usize = 4096;
 
 /// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
@@ -416,13 +416,15 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
         });
         let walked = (|| -> Result<Summary> {
             let mut batch = Vec::with_capacity(FILE_BATCH_ROWS);
+            let mut builders = vec![to_csv, to_parquet];
+            if xlsx {
+                builders.push(to_workbook);
+            }
             // A builder that stopped has its error to tell, below: a failed send is not the error.
             let hand_on = |batch: Vec<ReportRow>| {
                 let batch: Batch = std::sync::Arc::new(batch);
-                let _ = to_csv.send(batch.clone());
-                let _ = to_parquet.send(batch.clone());
-                if xlsx {
-                    let _ = to_workbook.send(batch);
+                for builder in &builders {
+                    let _ = builder.send(batch.clone());
                 }
             };
             let summary = rows.walk(|row, _| {
@@ -433,9 +435,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
                 Ok(())
             })?;
             hand_on(batch);
-            drop(to_csv);
-            drop(to_parquet);
-            drop(to_workbook);
+            drop(builders);
             let _ = summary_out.send(summary.clone());
             Ok(summary)
         })();
