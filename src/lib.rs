@@ -9,6 +9,7 @@ pub mod engine;
 pub mod failpoint;
 pub mod files;
 pub mod input;
+pub mod interrupt;
 pub mod phone;
 pub mod plan;
 pub mod preview;

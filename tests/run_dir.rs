@@ -200,20 +200,17 @@ fn a_start_planned_inside_quiet_hours_or_in_the_past_is_refused_when_it_is_plann
     }
 }
 
-#[test]
-fn ctrl_c_while_waiting_for_the_start_leaves_a_run_that_resume_sends() {
+/// Starts a run scheduled four hours ahead and returns once it prints its wait notice, with the
+/// stderr lines seen so far.
+fn start_a_scheduled_run(dir: &Path, campaign: &Path, out: &Path) -> (std::process::Child, Vec<String>) {
     use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().unwrap();
-    write_recipients(dir.path());
-    let campaign = write_advertising_campaign(dir.path());
-    let out = dir.path().join("run");
-    let mut command = msgbatch_at(dir.path(), DAYTIME);
+    let mut command = msgbatch_at(dir, DAYTIME);
     command
         .args([
             "run",
-            path_str(&campaign),
+            path_str(campaign),
             "--out",
-            path_str(&out),
+            path_str(out),
             "--start-at",
             "2026-11-23T15:00",
         ])
@@ -223,33 +220,69 @@ fn ctrl_c_while_waiting_for_the_start_leaves_a_run_that_resume_sends() {
     let (lines, received) = std::sync::mpsc::channel();
     let stderr = child.stderr.take().unwrap();
     std::thread::spawn(move || {
+        // Read to the end even once nobody listens, so the child never writes into a closed pipe.
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
+            let _ = lines.send(line);
         }
     });
     let mut seen = Vec::new();
-    loop {
-        let line = received
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no wait notice; stderr so far: {seen:?}"));
+    while let Ok(line) = received.recv_timeout(std::time::Duration::from_secs(60)) {
         let waiting = line.starts_with("waiting to start at 2026-11-23 15:00:00 KST (in 4h 0m)");
         seen.push(line);
         if waiting {
-            break;
+            return (child, seen);
         }
     }
+    let _ = child.kill();
+    let ended = child.wait();
+    panic!("no wait notice ({ended:?}); stderr: {seen:?}");
+}
+
+/// SIGINT to `child` from this process: no `kill` program started in between, so the signal
+/// lands as close to the moment it is sent as it can.
+fn interrupt(child: &std::process::Child) {
+    extern "C" {
+        fn kill(pid: i32, signal: i32) -> i32;
+    }
+    const SIGINT: i32 = 2;
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling a child this test started and has not yet waited for.
+    assert_eq!(unsafe { kill(pid, SIGINT) }, 0);
+}
+
+#[test]
+fn ctrl_c_at_the_very_moment_of_the_wait_notice_stops_the_run_cleanly() {
+    // The notice promises that Ctrl-C leaves the run ready to resume: the handler must already be
+    // in place when it is printed, or the signal's default action kills the process.
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_advertising_campaign(dir.path());
+    for attempt in 0..20 {
+        let out = dir.path().join(format!("run-{attempt}"));
+        let (mut child, seen) = start_a_scheduled_run(dir.path(), &campaign, &out);
+        interrupt(&child);
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.code(),
+            Some(3),
+            "attempt {attempt}: stopped before sending, not killed by the signal ({status}); stderr: {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_the_start_leaves_a_run_that_resume_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_advertising_campaign(dir.path());
+    let out = dir.path().join("run");
+    let (mut child, seen) = start_a_scheduled_run(dir.path(), &campaign, &out);
     assert!(
         out.join("rejects.csv").exists(),
         "the run directory is written before the wait"
     );
-    let interrupt = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupt.success());
+    interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(
         status.code(),

@@ -467,8 +467,9 @@ async fn run_sandbox(args: SandboxArgs) -> Result<Exit> {
         groups.join(", "),
         accounts.settle_after
     );
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
+    let mut interrupts = crate::interrupt::Interrupts::listen().context("cannot listen for Ctrl-C")?;
+    let shutdown = async move {
+        interrupts.next().await;
     };
     crate::sandbox::run(listener, accounts, shutdown).await?;
     eprintln!("sandbox stopped");

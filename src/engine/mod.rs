@@ -17,6 +17,7 @@ mod writer;
 use crate::campaign::quiet::{now_kst, QuietWindow};
 use crate::campaign::{Campaign, Endpoint, QuietHoursMode};
 use crate::files;
+use crate::interrupt::Interrupts;
 use crate::plan::{self, Scan};
 use anyhow::{anyhow, bail, Context, Result};
 use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
@@ -323,17 +324,19 @@ async fn send_all(
         );
     }
     let (stop_tx, stop_rx) = watch::channel(false);
+    // Installed here, before the wait notice that promises it and before any chunk is sent.
+    let mut interrupts = Interrupts::listen().context("cannot listen for Ctrl-C")?;
     let ctrl_c = tokio::spawn({
         let quiet = options.quiet;
         async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupts.next().await.is_some() {
                 if !quiet {
                     eprintln!(
                         "\nstopping: no new chunks; waiting for the requests in flight (Ctrl-C again to quit now)"
                     );
                 }
                 let _ = stop_tx.send(true);
-                if tokio::signal::ctrl_c().await.is_ok() {
+                if interrupts.next().await.is_some() {
                     std::process::exit(130);
                 }
             }
