@@ -46,6 +46,11 @@ pub struct ChunkRecord {
     pub send_group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A done chunk's results counted by status, written with them (see [`Checkpoint::complete`]),
+    /// so that the status of a run does not decode every result. Records written before these
+    /// counts existed have none; their results are counted instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statuses: Option<Vec<StatusCount>>,
 }
 
 /// One recipient's acceptance, as the service answered it.
@@ -84,6 +89,70 @@ struct StoredResults {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     errors: Vec<(u32, String)>,
     accepted_override: Vec<u32>,
+}
+
+/// Whether recipient `index` was accepted: its status's usual answer, unless it is listed as
+/// the exception (a status that is accepted for most recipients but not for this one).
+fn accepted_at<'a>(
+    codes: &'a [(String, bool)],
+    status: &[u16],
+    accepted_override: &[u32],
+    index: usize,
+) -> (&'a str, bool) {
+    let (code, accepted) = &codes[status[index] as usize];
+    (code, *accepted != accepted_override.contains(&(index as u32)))
+}
+
+/// The columns of [`StoredResults`] that say each recipient's status and acceptance: what the
+/// status counts need, read without building rows, uids, ids and dates (the other columns are
+/// skipped by the parser).
+#[derive(Deserialize)]
+struct StoredStatuses {
+    codes: Vec<(String, bool)>,
+    status: Vec<u16>,
+    accepted_override: Vec<u32>,
+}
+
+/// How many of a chunk's recipients got one status, accepted or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCount {
+    pub status: String,
+    pub accepted: u64,
+    pub not_accepted: u64,
+}
+
+/// Each status's count, in the order the statuses first appear.
+fn count_statuses<'a>(results: impl Iterator<Item = (&'a str, bool)>) -> Vec<StatusCount> {
+    let mut counts: Vec<StatusCount> = Vec::new();
+    for (status, accepted) in results {
+        let index = match counts.iter().position(|count| count.status == status) {
+            Some(index) => index,
+            None => {
+                counts.push(StatusCount {
+                    status: status.to_string(),
+                    accepted: 0,
+                    not_accepted: 0,
+                });
+                counts.len() - 1
+            }
+        };
+        match accepted {
+            true => counts[index].accepted += 1,
+            false => counts[index].not_accepted += 1,
+        }
+    }
+    counts
+}
+
+impl StoredStatuses {
+    fn counts(&self) -> Result<Vec<StatusCount>, String> {
+        if let Some(code) = self.status.iter().find(|code| usize::from(**code) >= self.codes.len()) {
+            return Err(format!("status {code} is not among {} codes", self.codes.len()));
+        }
+        Ok(count_statuses((0..self.status.len()).map(|index| {
+            accepted_at(&self.codes, &self.status, &self.accepted_override, index)
+        })))
+    }
 }
 
 fn deltas(values: impl Iterator<Item = i64>) -> Vec<i64> {
@@ -164,16 +233,15 @@ impl StoredResults {
         rows.into_iter()
             .enumerate()
             .map(|(index, row)| {
-                let (status, accepted) = self.codes[self.status[index] as usize].clone();
-                let flipped = self.accepted_override.contains(&(index as u32));
+                let (status, accepted) = accepted_at(&self.codes, &self.status, &self.accepted_override, index);
                 RecipientResult {
                     row: row as u64,
-                    status,
+                    status: status.to_string(),
                     uid: uids.get(index).cloned().unwrap_or_default(),
                     id: self.ids.get(index).cloned().filter(|id| !id.is_empty()),
                     date: *dates.get(index).or(dates.first()).unwrap_or(&0),
                     error: errors.get(&(index as u32)).cloned(),
-                    accepted: accepted != flipped,
+                    accepted,
                 }
             })
             .collect()
@@ -339,6 +407,31 @@ impl Checkpoint {
         }
     }
 
+    /// How many of a done chunk's recipients got each status, accepted or not: the counts its
+    /// record carries, or for an older record, its results counted.
+    pub fn status_counts(&self, key: ChunkKey, record: &ChunkRecord) -> Result<Vec<StatusCount>, CheckpointError> {
+        match &record.statuses {
+            Some(counts) => Ok(counts.clone()),
+            None => Ok(self.counted_results(key)?.unwrap_or_default()),
+        }
+    }
+
+    /// A chunk's stored results counted by status (see [`StoredStatuses`]).
+    fn counted_results(&self, key: ChunkKey) -> Result<Option<Vec<StatusCount>>, CheckpointError> {
+        let unreadable = |message: String| CheckpointError::Store {
+            path: self.path.clone(),
+            message: format!("results of {key}: {message}"),
+        };
+        match self.results.get(key.to_bytes()).map_err(store_error(&self.path))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice::<StoredStatuses>(&bytes)
+                .map_err(|e| unreadable(e.to_string()))?
+                .counts()
+                .map(Some)
+                .map_err(unreadable),
+        }
+    }
+
     /// Records chunks as in flight. Not durable until [`Checkpoint::flush`]: the caller flushes
     /// before any of their requests leaves, which is the promise that lets a crash be recognised
     /// as "maybe sent".
@@ -359,7 +452,11 @@ impl Checkpoint {
         results: &[RecipientResult],
     ) -> Result<(), CheckpointError> {
         use sled::Transactional;
-        let record_bytes = serde_json::to_vec(record).expect("record serialises");
+        let record = ChunkRecord {
+            statuses: Some(count_statuses(results.iter().map(|r| (r.status.as_str(), r.accepted)))),
+            ..record.clone()
+        };
+        let record_bytes = serde_json::to_vec(&record).expect("record serialises");
         let result_bytes = serde_json::to_vec(&StoredResults::encode(results)).expect("results serialise");
         let key_bytes = key.to_bytes();
         (&self.chunks, &self.results)
@@ -444,6 +541,7 @@ mod tests {
             attempts: 1,
             send_group_id: None,
             note: None,
+            statuses: None,
         }
     }
 
@@ -527,6 +625,59 @@ mod tests {
             },
         ];
         assert_eq!(StoredResults::encode(&gateway).decode(), gateway);
+    }
+
+    #[test]
+    fn status_counts_agree_with_the_decoded_results_in_new_and_older_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoint = Checkpoint::open(&dir.path().join("checkpoint"), true).unwrap();
+        let key = ChunkKey {
+            lane: Lane::Sms,
+            index: 0,
+        };
+        let result = |row: u64, status: &str, accepted: bool| RecipientResult {
+            row,
+            status: status.into(),
+            uid: row.to_string(),
+            id: None,
+            date: 1_795_000_000_000,
+            error: None,
+            accepted,
+        };
+        // SMS_00 accepted but for one exception; ERROR not accepted but for one exception.
+        let results = vec![
+            result(1, "SMS_00", true),
+            result(2, "ERROR", false),
+            result(3, "SMS_00", false),
+            result(4, "SMS_00", true),
+            result(5, "ERROR", true),
+            result(6, "ERROR", false),
+        ];
+        checkpoint.complete(key, &record(ChunkState::Done), &results).unwrap();
+        let decoded = checkpoint.results(key).unwrap().unwrap();
+        let mut expected: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+        for result in &decoded {
+            let count = expected.entry(result.status.clone()).or_default();
+            match result.accepted {
+                true => count.0 += 1,
+                false => count.1 += 1,
+            }
+        }
+        let as_map = |counts: Vec<StatusCount>| -> std::collections::BTreeMap<String, (u64, u64)> {
+            counts
+                .into_iter()
+                .map(|count| (count.status, (count.accepted, count.not_accepted)))
+                .collect()
+        };
+        let stored = checkpoint.chunk_records().unwrap().remove(&key).unwrap();
+        assert!(stored.statuses.is_some(), "the done record carries its counts");
+        assert_eq!(as_map(checkpoint.status_counts(key, &stored).unwrap()), expected);
+        // A record from before the counts existed: its results are counted.
+        let older = ChunkRecord {
+            statuses: None,
+            ..stored
+        };
+        assert_eq!(as_map(checkpoint.status_counts(key, &older).unwrap()), expected);
     }
 
     #[test]

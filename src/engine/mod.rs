@@ -314,9 +314,11 @@ async fn send_all(
     let producer = {
         let campaign = campaign.clone();
         let resend_uncertain = options.resend_uncertain;
+        let existing = existing.clone();
         tokio::task::spawn_blocking(move || feed::feed(&campaign, existing, resend_uncertain, chunk_tx))
     };
-    let live = status::Live::new(status_of(&checkpoint, meta)?);
+    let live = status::Live::new(status::status_from(&checkpoint, meta, &existing)?);
+    drop(existing);
     if let Err(error) = live.write(&run_dir, true) {
         eprintln!(
             "warning: cannot write the live status {}: {error}",

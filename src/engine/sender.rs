@@ -78,6 +78,7 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
         attempts,
         send_group_id,
         note,
+        statuses: None,
     };
     let (ack, acked) = oneshot::channel();
     let mark = Write::Mark {

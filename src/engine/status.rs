@@ -1,11 +1,11 @@
 //! Where every input row of a run stands: `rows = rejected + duplicates + suppressed + sent + uncertain + pending`, from the checkpoint, or live from the snapshot a running process keeps.
 
-use super::checkpoint::{Checkpoint, ChunkKey, ChunkState, RunMeta};
+use super::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
 use super::{Refusal, CHECKPOINT_DIR};
 use crate::campaign::Lane;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Buckets of one lane.
@@ -95,8 +95,16 @@ impl Status {
 
 /// Status from the checkpoint alone.
 pub fn status_of(checkpoint: &Checkpoint, meta: &RunMeta) -> Result<Status> {
+    status_from(checkpoint, meta, &checkpoint.chunk_records()?)
+}
+
+/// Status from the checkpoint, its chunk records already read.
+pub fn status_from(
+    checkpoint: &Checkpoint,
+    meta: &RunMeta,
+    records: &HashMap<ChunkKey, ChunkRecord>,
+) -> Result<Status> {
     let scan = &meta.scan;
-    let records = checkpoint.chunk_records()?;
     let mut status = Status {
         campaign: meta.campaign_file.clone(),
         kind: meta.kind.clone(),
@@ -126,13 +134,10 @@ pub fn status_of(checkpoint: &Checkpoint, meta: &RunMeta) -> Result<Status> {
             ChunkState::Done => {
                 lane.sent += record.identity.recipients as u64;
                 lane.chunks_done += 1;
-                for result in checkpoint.results(*key)?.unwrap_or_default() {
-                    if result.accepted {
-                        status.accepted += 1;
-                    } else {
-                        status.not_accepted += 1;
-                    }
-                    *status.statuses.entry(result.status).or_default() += 1;
+                for count in checkpoint.status_counts(*key, record)? {
+                    status.accepted += count.accepted;
+                    status.not_accepted += count.not_accepted;
+                    *status.statuses.entry(count.status).or_default() += count.accepted + count.not_accepted;
                 }
             }
             ChunkState::InFlight => {
