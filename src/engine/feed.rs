@@ -32,10 +32,20 @@ pub(super) enum FeedError {
     Stopped,
 }
 
+/// The recipients of a lane's chunk being cut; those of a chunk that will not be sent (done
+/// before, or uncertain and not to be resent) are not kept.
+#[derive(Default)]
+struct Gathering {
+    key: Option<ChunkKey>,
+    keep: bool,
+    recipients: Vec<Recipient>,
+}
+
 struct Feed {
     known: KnownChunks,
     resend_uncertain: bool,
-    gathering: BTreeMap<Lane, Vec<Recipient>>,
+    chunk_size: usize,
+    gathering: BTreeMap<Lane, Gathering>,
     held: Vec<Chunk>,
     chunks: mpsc::Sender<Chunk>,
 }
@@ -51,13 +61,14 @@ impl Feed {
         }
         self.chunks.blocking_send(chunk).map_err(|_| FeedError::Stopped)
     }
+}
 
-    fn wanted(&self, state: Option<ChunkState>) -> bool {
-        match state {
-            None => true,
-            Some(ChunkState::Done) => false,
-            Some(ChunkState::InFlight) => self.resend_uncertain,
-        }
+/// Whether a chunk in this state in the checkpoint (none: never marked) is to be sent.
+fn wanted(state: Option<ChunkState>, resend_uncertain: bool) -> bool {
+    match state {
+        None => true,
+        Some(ChunkState::Done) => false,
+        Some(ChunkState::InFlight) => resend_uncertain,
     }
 }
 
@@ -65,17 +76,39 @@ impl plan::Visitor for Feed {
     type Error = FeedError;
 
     fn row(&mut self, row: PlannedRow) -> Result<(), FeedError> {
-        if let Fate::Valid(recipient) = row.fate {
-            self.gathering.entry(recipient.lane).or_default().push(recipient);
+        let Some(slot) = &row.chunk else { return Ok(()) };
+        let gathering = self.gathering.entry(slot.key.lane).or_default();
+        if gathering.key != Some(slot.key) {
+            gathering.key = Some(slot.key);
+            gathering.keep = wanted(self.known.state(slot.key), self.resend_uncertain);
+        }
+        // Moved out of the planned row only when kept: a recipient is large, and on a resume most
+        // rows belong to chunks already done.
+        if gathering.keep {
+            if let Fate::Valid(recipient) = row.fate {
+                gathering.recipients.push(recipient);
+            }
         }
         Ok(())
     }
 
     fn chunk(&mut self, key: ChunkKey, identity: ChunkIdentity) -> Result<(), FeedError> {
-        let recipients = std::mem::take(self.gathering.entry(key.lane).or_default());
         let state = self.known.recognise(key, &identity)?.map(|record| record.state);
-        if !self.wanted(state) {
+        let gathering = self.gathering.entry(key.lane).or_default();
+        if !wanted(state, self.resend_uncertain) {
+            gathering.recipients.clear();
             return Ok(());
+        }
+        let recipients = std::mem::replace(&mut gathering.recipients, Vec::with_capacity(self.chunk_size));
+        // Gathering decides row by row what the chunk decides here; should they ever disagree,
+        // nothing is sent rather than a chunk with other recipients than the identity says.
+        if recipients.len() != identity.recipients as usize {
+            return Err(Mismatch(format!(
+                "chunk {key}: {} recipients gathered for {} cut (an internal error; nothing was sent for it)",
+                recipients.len(),
+                identity.recipients
+            ))
+            .into());
         }
         self.hand_on(Chunk {
             key,
@@ -96,6 +129,7 @@ pub(super) fn feed(
     let mut feed = Feed {
         known: KnownChunks::new(known),
         resend_uncertain,
+        chunk_size: campaign.send.chunk_size,
         gathering: BTreeMap::new(),
         held: Vec::new(),
         chunks,

@@ -1,6 +1,6 @@
 //! The chunks a checkpoint knows, recognised again in the plan: the check that refuses a chunk cut differently from the one that was sent.
 
-use super::checkpoint::{ChunkKey, ChunkRecord};
+use super::checkpoint::{ChunkKey, ChunkRecord, ChunkState};
 use crate::plan::ChunkIdentity;
 use std::collections::HashMap;
 
@@ -32,6 +32,12 @@ impl KnownChunks {
         }
         self.checked.insert(key);
         Ok(Some(record))
+    }
+
+    /// The state the checkpoint holds for a chunk, before its identity is checked: what decides
+    /// whether its recipients are worth gathering while it is cut.
+    pub fn state(&self, key: ChunkKey) -> Option<ChunkState> {
+        self.records.get(&key).map(|record| record.state)
     }
 
     /// Whether some known chunk has not been cut again yet.
