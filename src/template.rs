@@ -53,6 +53,17 @@ impl Spelling {
     }
 }
 
+/// Where a placeholder's value sits among a recipient's name and variables, worked out once for
+/// a list of variable keys (see [`Template::bind`]) instead of looked up by key for every row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueAt {
+    Name,
+    /// The variable at this position of the keys.
+    Var(usize),
+    /// A key that is not among them: always missing.
+    Nowhere,
+}
+
 /// A placeholder where it appears in the text: what fills it and how it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
@@ -74,10 +85,14 @@ impl Slot {
 
     /// The value that fills this placeholder; absent or empty is missing.
     fn value<'s>(&self, source: &'s dyn VariableSource) -> Result<&'s str, MissingVariable> {
-        let value = match &self.placeholder {
+        self.filled(match &self.placeholder {
             Placeholder::Name => source.name(),
             Placeholder::Var(key) => source.var(key),
-        };
+        })
+    }
+
+    /// The value found for this placeholder, unless it is absent or empty (then it is missing).
+    fn filled<'s>(&self, value: Option<&'s str>) -> Result<&'s str, MissingVariable> {
         match value {
             Some(value) if !value.is_empty() => Ok(value),
             _ => Err(MissingVariable {
@@ -360,6 +375,34 @@ impl Template {
     ) -> Result<(), MissingVariable> {
         for slot in self.slots() {
             each(slot.value(source)?);
+        }
+        Ok(())
+    }
+
+    /// For each placeholder in order, where its value sits among a name and variables with these
+    /// keys (a variable source looks keys up the same way).
+    pub fn bind(&self, keys: &[String]) -> Vec<ValueAt> {
+        self.slots()
+            .map(|slot| match &slot.placeholder {
+                Placeholder::Name => ValueAt::Name,
+                Placeholder::Var(key) => keys
+                    .iter()
+                    .position(|k| k == key)
+                    .map_or(ValueAt::Nowhere, ValueAt::Var),
+            })
+            .collect()
+    }
+
+    /// As [`Template::for_each_value`], each value found where `bound` (from [`Template::bind`])
+    /// says, by `value_at`.
+    pub fn for_each_bound_value<'s>(
+        &self,
+        bound: &[ValueAt],
+        value_at: impl Fn(ValueAt) -> Option<&'s str>,
+        mut each: impl FnMut(&'s str),
+    ) -> Result<(), MissingVariable> {
+        for (slot, at) in self.slots().zip(bound) {
+            each(slot.filled(value_at(*at))?);
         }
         Ok(())
     }

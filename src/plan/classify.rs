@@ -1,11 +1,12 @@
 //! Classification of one input row: rejected (and why), suppressed, duplicate, or valid in a lane.
 
 use super::lane_rule::{LaneRule, Unit};
-use super::{PlanError, BATCH_ROWS};
+use super::{PlanError, PlannedRow, BATCH_ROWS};
 use crate::campaign::{Campaign, InputFormat, Lane};
 use crate::input::phone_set::PhoneSet;
 use crate::input::{self, ColumnSpec, FieldText, RawRow, Unreadable};
 use crate::phone::{self, PhoneError};
+use crate::template::ValueAt;
 use crate::text::Unencodable;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,8 @@ pub struct Drafter {
     /// The measure of the template's literal text in the unit the lane rule counts (`None`
     /// when it cannot be sent), so that a row is measured by its values alone.
     literal_size: Option<usize>,
+    /// Where each of the template's placeholders finds its value in a row.
+    bound: Vec<ValueAt>,
     variable_keys: Vec<String>,
     variable_columns: Vec<String>,
     phone_column: String,
@@ -128,11 +131,19 @@ impl crate::api::VariableSource for Vars<'_> {
         self.name
     }
     fn var(&self, key: &str) -> Option<&str> {
-        // Keys are a few bytes, looked up for every value of every row: compared inline rather
-        // than through a library call.
-        let same = |k: &String| k.len() == key.len() && k.bytes().zip(key.bytes()).all(|(a, b)| a == b);
-        let index = self.keys.iter().position(same)?;
+        let index = self.keys.iter().position(|k| k == key)?;
         self.values[index].as_deref()
+    }
+}
+
+impl<'a> Vars<'a> {
+    /// The value where a bound placeholder finds it (see `Template::bind`).
+    fn at(&self, at: ValueAt) -> Option<&'a str> {
+        match at {
+            ValueAt::Name => self.name,
+            ValueAt::Var(index) => self.values.get(index)?.as_deref(),
+            ValueAt::Nowhere => None,
+        }
     }
 }
 
@@ -153,7 +164,7 @@ impl Classifier {
     /// Classifies a batch in input order (see [`Drafter::draft`] and [`Screen::settle`]).
     pub fn classify(&mut self, batch: Vec<RawRow>) -> Vec<(RowRef, Fate)> {
         let drafts = self.drafter.draft(&batch);
-        self.screen.settle(batch, drafts).collect()
+        self.screen.settle(batch, drafts)
     }
 
     pub fn column_spec(campaign: &Campaign) -> ColumnSpec {
@@ -182,17 +193,37 @@ impl Screen {
     }
 
     /// The fate of each drafted row, in input order, so that the first occurrence of a number
-    /// is the one kept. A valid row's fields move into its `Recipient`; the others keep their
-    /// phone and name in the `RowRef`.
-    pub fn settle(&mut self, rows: Vec<RawRow>, drafts: Vec<Draft>) -> impl Iterator<Item = (RowRef, Fate)> + '_ {
+    /// is the one kept (see [`Screen::settle_row`]).
+    pub fn settle(&mut self, mut rows: Vec<RawRow>, drafts: Vec<Draft>) -> Vec<(RowRef, Fate)> {
         debug_assert_eq!(rows.len(), drafts.len());
-        rows.into_iter().zip(drafts).map(|(row, draft)| match draft {
-            Draft::Rejected(rejection) => (RowRef::unsent(row), Fate::Rejected(rejection)),
+        rows.iter_mut()
+            .zip(drafts)
+            .map(|(row, draft)| {
+                let settled = self.settle_row(row, draft);
+                (settled.row, settled.fate)
+            })
+            .collect()
+    }
+
+    /// The fate of the next drafted row in input order, as a planned row whose chunk is still
+    /// to be placed. A valid row's fields move into its `Recipient`; the others keep their phone
+    /// and name in the `RowRef`. The row is emptied field by field and the planned row built in
+    /// one piece rather than moved whole from step to step: rows are large, and this runs for
+    /// every row on the one thread that keeps the input order.
+    #[inline]
+    pub fn settle_row(&mut self, row: &mut RawRow, draft: Draft) -> PlannedRow {
+        let unsent = |row: &mut RawRow, fate: Fate| PlannedRow {
+            row: RowRef::unsent(row),
+            fate,
+            chunk: None,
+        };
+        match draft {
+            Draft::Rejected(rejection) => unsent(row, Fate::Rejected(rejection)),
             Draft::Valid { phone, lane } => {
                 if self.suppression.as_ref().is_some_and(|s| s.contains(&phone)) {
-                    (RowRef::unsent(row), Fate::Suppressed)
+                    unsent(row, Fate::Suppressed)
                 } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
-                    (RowRef::unsent(row), Fate::Duplicate)
+                    unsent(row, Fate::Duplicate)
                 } else {
                     let reference = RowRef {
                         row: row.row,
@@ -202,14 +233,18 @@ impl Screen {
                     let recipient = Recipient {
                         row: row.row,
                         phone,
-                        name: row.name,
-                        vars: row.vars,
+                        name: row.name.take(),
+                        vars: std::mem::take(&mut row.vars),
                         lane,
                     };
-                    (reference, Fate::Valid(recipient))
+                    PlannedRow {
+                        row: reference,
+                        fate: Fate::Valid(recipient),
+                        chunk: None,
+                    }
                 }
             }
-        })
+        }
     }
 }
 
@@ -221,11 +256,15 @@ impl Drafter {
             (Some(template), Some(unit)) => unit.size(&template.literal_text()).ok(),
             _ => None,
         };
+        let variable_keys: Vec<String> = campaign.recipients.variables.iter().map(|(k, _)| k.clone()).collect();
         Drafter {
             lanes,
+            bound: template
+                .as_ref()
+                .map_or_else(Vec::new, |template| template.bind(&variable_keys)),
             template,
             literal_size,
-            variable_keys: campaign.recipients.variables.iter().map(|(k, _)| k.clone()).collect(),
+            variable_keys,
             variable_columns: campaign.recipients.variables.iter().map(|(_, c)| c.clone()).collect(),
             phone_column: campaign.recipients.phone_column.clone(),
             name_column: campaign.recipients.name_column.clone(),
@@ -340,11 +379,14 @@ impl Drafter {
         unit: Option<Unit>,
         buffer: &mut String,
     ) -> Result<Option<Result<usize, Unencodable>>, crate::template::MissingVariable> {
+        let value_at = |at| vars.at(at);
         let Some(unit) = unit else {
-            return template.for_each_value(vars, |_| {}).map(|()| None);
+            return template
+                .for_each_bound_value(&self.bound, value_at, |_| {})
+                .map(|()| None);
         };
         let mut total = self.literal_size;
-        template.for_each_value(vars, |value| {
+        template.for_each_bound_value(&self.bound, value_at, |value| {
             if let Some(sum) = &mut total {
                 match unit.size(value) {
                     Ok(size) => *sum += size,
@@ -380,11 +422,12 @@ pub struct RowRef {
 }
 
 impl RowRef {
-    fn unsent(row: RawRow) -> RowRef {
+    /// A row that is not sent keeps its phone and name as the file has them.
+    fn unsent(row: &mut RawRow) -> RowRef {
         RowRef {
             row: row.row,
-            phone: row.phone,
-            name: row.name,
+            phone: row.phone.take(),
+            name: row.name.take(),
         }
     }
 }

@@ -98,18 +98,20 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
         });
         let outcome = (|| -> Result<(), V::Error> {
             for batch in receiver.iter() {
-                let (batch, drafts) = batch.map_err(PlanError::from)?;
+                let (mut batch, drafts) = batch.map_err(PlanError::from)?;
                 let read = batch.len() as u64;
-                for (row, fate) in screen.settle(batch, drafts) {
-                    scan.count(&fate);
-                    let (chunk, closed) = match &fate {
+                for (row, draft) in batch.iter_mut().zip(drafts) {
+                    let mut planned = screen.settle_row(row, draft);
+                    scan.count(&planned.fate);
+                    let closed = match &planned.fate {
                         Fate::Valid(recipient) => {
                             let (slot, closed) = cutter.place(recipient);
-                            (Some(slot), closed)
+                            planned.chunk = Some(slot);
+                            closed
                         }
-                        _ => (None, None),
+                        _ => None,
                     };
-                    visitor.row(PlannedRow { row, fate, chunk })?;
+                    visitor.row(planned)?;
                     if let Some((key, identity)) = closed {
                         visitor.chunk(key, identity)?;
                     }
