@@ -29,6 +29,7 @@ use run_dir::{campaign_fingerprint, claim_run_dir, default_run_dir, fingerprint_
 use sender::Shared;
 use serde::Serialize;
 use session::Session;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::mpsc as std_mpsc;
@@ -224,7 +225,8 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     for warning in &meta.scan.warnings {
         eprintln!("warning: {warning}");
     }
-    let (mut report, checkpoint) = send_all(campaign, &meta, checkpoint, &session, run_dir, &options).await?;
+    let existing = checkpoint.chunk_records()?;
+    let (mut report, checkpoint) = send_all(campaign, &meta, checkpoint, existing, &session, run_dir, &options).await?;
     if let Some(wait) = &options.wait {
         if report.end == RunEnd::Complete {
             report.collected = Some(collect::collect(&checkpoint, &meta, &session.client, wait).await?);
@@ -244,10 +246,30 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
         ))
     })?;
     let campaign = Campaign::load(&meta.campaign_file)?;
-    verify_unchanged(&campaign, &meta)?;
+    // Reading the whole input for its fingerprint and reading the chunk records are both
+    // single-threaded: side by side they take one core each. Nothing is sent before both end.
+    let (unchanged, existing) = std::thread::scope(|scope| {
+        let unchanged = scope.spawn(|| verify_unchanged(&campaign, &meta));
+        let existing = checkpoint.chunk_records();
+        (unchanged.join(), existing)
+    });
+    unchanged.map_err(|panic| {
+        let message = crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
+        anyhow!("the check that the input is unchanged stopped: {message}")
+    })??;
+    let existing = existing?;
     check_start(&campaign, &options)?;
     let session = Session::connect(&campaign).await?;
-    let (report, _) = send_all(campaign, &meta, checkpoint, &session, run_dir.to_path_buf(), &options).await?;
+    let (report, _) = send_all(
+        campaign,
+        &meta,
+        checkpoint,
+        existing,
+        &session,
+        run_dir.to_path_buf(),
+        &options,
+    )
+    .await?;
     Ok(report)
 }
 
@@ -281,11 +303,11 @@ async fn send_all(
     campaign: Campaign,
     meta: &RunMeta,
     checkpoint: Checkpoint,
+    existing: HashMap<ChunkKey, ChunkRecord>,
     session: &Session,
     run_dir: PathBuf,
     options: &RunOptions,
 ) -> Result<(RunReport, Checkpoint)> {
-    let existing = checkpoint.chunk_records()?;
     let done: u64 = existing
         .values()
         .filter(|r| r.state == ChunkState::Done)

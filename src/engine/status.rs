@@ -125,10 +125,8 @@ pub fn status_from(
             },
         );
     }
-    let mut keys: Vec<&ChunkKey> = records.keys().collect();
-    keys.sort();
-    for key in keys {
-        let record = &records[key];
+    // Sums only: the records' order does not matter.
+    for (key, record) in records {
         let lane = status.lanes.entry(key.lane).or_default();
         match record.state {
             ChunkState::Done => {
