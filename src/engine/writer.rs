@@ -1,6 +1,6 @@
 //! The one thread that owns the checkpoint's writes: marks, results and releases applied in arrival order, with group commit.
 
-use super::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, RecipientResult};
+use super::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, Completed, RecipientResult};
 use crate::failpoint;
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
@@ -72,6 +72,10 @@ pub(super) fn writer_loop(
         }
         let mut acks = Vec::new();
         let mut applied = Ok(());
+        // A chunk's task sends one of Complete, Note or Release, after its mark was acknowledged
+        // by an earlier flush: writing the batch's completions last, together, keeps every
+        // chunk's own writes in order.
+        let mut completed = Vec::new();
         for command in batch {
             let written = match command {
                 Write::Mark { key, record, ack } => {
@@ -81,11 +85,18 @@ pub(super) fn writer_loop(
                 Write::Complete { key, record, results } => {
                     unflushed_done += 1;
                     flush_done_by.get_or_insert(Instant::now() + FLUSH_DONE_WITHIN);
-                    checkpoint.complete(key, &record, &results)
+                    completed.push(Completed { key, record, results });
+                    Ok(())
                 }
                 Write::Note { key, record } => checkpoint.record_in_flight(&[(key, record)]),
                 Write::Release { key } => checkpoint.release(key),
             };
+            if applied.is_ok() {
+                applied = written;
+            }
+        }
+        if !completed.is_empty() {
+            let written = checkpoint.complete_all(&completed);
             if applied.is_ok() {
                 applied = written;
             }
