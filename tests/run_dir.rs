@@ -170,6 +170,14 @@ fn the_last_lines_of_a_run_say_what_to_do_next() {
     );
 }
 
+/// A fresh directory holding two recipients and an advertising campaign for them.
+fn advertising_campaign_in_a_new_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    write_recipients(dir.path());
+    let campaign = write_advertising_campaign(dir.path());
+    (dir, campaign)
+}
+
 fn write_advertising_campaign(dir: &Path) -> PathBuf {
     let campaign = dir.join("ad.toml");
     std::fs::write(
@@ -182,9 +190,7 @@ fn write_advertising_campaign(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_start_planned_inside_quiet_hours_or_in_the_past_is_refused_when_it_is_planned() {
-    let dir = tempfile::tempdir().unwrap();
-    write_recipients(dir.path());
-    let campaign = write_advertising_campaign(dir.path());
+    let (dir, campaign) = advertising_campaign_in_a_new_dir();
     let out = dir.path().join("run");
     for (start, why) in [
         ("2026-11-23T22:00", "refusing to start during quiet hours"),
@@ -255,9 +261,7 @@ fn interrupt(child: &std::process::Child) {
 fn ctrl_c_at_the_very_moment_of_the_wait_notice_stops_the_run_cleanly() {
     // The notice promises that Ctrl-C leaves the run ready to resume: the handler must already be
     // in place when it is printed, or the signal's default action kills the process.
-    let dir = tempfile::tempdir().unwrap();
-    write_recipients(dir.path());
-    let campaign = write_advertising_campaign(dir.path());
+    let (dir, campaign) = advertising_campaign_in_a_new_dir();
     for attempt in 0..20 {
         let out = dir.path().join(format!("run-{attempt}"));
         let (mut child, seen) = start_a_scheduled_run(dir.path(), &campaign, &out);
@@ -273,9 +277,7 @@ fn ctrl_c_at_the_very_moment_of_the_wait_notice_stops_the_run_cleanly() {
 
 #[test]
 fn ctrl_c_while_waiting_for_the_start_leaves_a_run_that_resume_sends() {
-    let dir = tempfile::tempdir().unwrap();
-    write_recipients(dir.path());
-    let campaign = write_advertising_campaign(dir.path());
+    let (dir, campaign) = advertising_campaign_in_a_new_dir();
     let out = dir.path().join("run");
     let (mut child, seen) = start_a_scheduled_run(dir.path(), &campaign, &out);
     assert!(
