@@ -30,6 +30,10 @@ pub(super) enum FeedError {
     /// The senders stopped taking chunks (Ctrl-C or a fatal error).
     #[error("stopped")]
     Stopped,
+    /// The recipients gathered for a chunk are not the ones its identity counts: a fault of
+    /// msgbatch itself, stopped before that chunk is sent.
+    #[error("chunk {key}: {gathered} recipients gathered for {cut} cut (an internal error; nothing was sent for this chunk)")]
+    Gathered { key: ChunkKey, gathered: usize, cut: u32 },
 }
 
 /// The recipients of a lane's chunk being cut; those of a chunk that will not be sent (done
@@ -103,12 +107,11 @@ impl plan::Visitor for Feed {
         // Gathering decides row by row what the chunk decides here; should they ever disagree,
         // nothing is sent rather than a chunk with other recipients than the identity says.
         if recipients.len() != identity.recipients as usize {
-            return Err(Mismatch(format!(
-                "chunk {key}: {} recipients gathered for {} cut (an internal error; nothing was sent for it)",
-                recipients.len(),
-                identity.recipients
-            ))
-            .into());
+            return Err(FeedError::Gathered {
+                key,
+                gathered: recipients.len(),
+                cut: identity.recipients,
+            });
         }
         self.hand_on(Chunk {
             key,
