@@ -355,7 +355,7 @@ impl Template {
 
     /// The text between the placeholders, run together. A measure that adds up over joined
     /// text (characters, EUC-KR bytes) of a filled text is this text's measure plus the measure
-    /// of each value `for_each_value` visits: the text need not be built to be measured.
+    /// of each value `for_each_bound_value` visits: the text need not be built to be measured.
     pub fn literal_text(&self) -> String {
         let mut text = String::with_capacity(self.literal_len);
         for segment in &self.segments {
@@ -364,19 +364,6 @@ impl Template {
             }
         }
         text
-    }
-
-    /// Visits the value of every placeholder in order, as [`Template::render`] would fill it,
-    /// without building the text; an absent or empty value is the same error.
-    pub fn for_each_value<'s>(
-        &self,
-        source: &'s dyn VariableSource,
-        mut each: impl FnMut(&'s str),
-    ) -> Result<(), MissingVariable> {
-        for slot in self.slots() {
-            each(slot.value(source)?);
-        }
-        Ok(())
     }
 
     /// For each placeholder in order, where its value sits among a name and variables with these
@@ -393,8 +380,9 @@ impl Template {
             .collect()
     }
 
-    /// As [`Template::for_each_value`], each value found where `bound` (from [`Template::bind`])
-    /// says, by `value_at`.
+    /// Visits the value of every placeholder in order, as [`Template::render`] would fill it,
+    /// without building the text (an absent or empty value is the same error); each value is
+    /// found where `bound` (from [`Template::bind`]) says, by `value_at`.
     pub fn for_each_bound_value<'s>(
         &self,
         bound: &[ValueAt],

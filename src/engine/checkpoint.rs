@@ -455,25 +455,11 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Writes a chunk's results and its `done` record together (durable at the next flush).
-    pub fn complete(
-        &self,
-        key: ChunkKey,
-        record: &ChunkRecord,
-        results: &[RecipientResult],
-    ) -> Result<(), CheckpointError> {
-        self.complete_all(&[Completed {
-            key,
-            record: record.clone(),
-            results: results.to_vec(),
-        }])
-    }
-
     /// Writes the results and `done` record of each chunk, all in one sled transaction (durable
     /// at the next flush): each chunk's two writes stay together, and chunks answered at about
     /// the same time share the cost of a transaction (sled seals and writes its log buffer twice
     /// for each one).
-    pub fn complete_all(&self, completed: &[Completed]) -> Result<(), CheckpointError> {
+    pub fn complete(&self, completed: &[Completed]) -> Result<(), CheckpointError> {
         use sled::Transactional;
         let writes: Vec<([u8; 5], Vec<u8>, Vec<u8>)> = completed
             .iter()

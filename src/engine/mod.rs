@@ -20,7 +20,7 @@ use crate::files;
 use crate::interrupt::Interrupts;
 use crate::plan::{self, Scan};
 use anyhow::{anyhow, bail, Context, Result};
-use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
+use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, RunMeta};
 use chrono::{DateTime, FixedOffset};
 use feed::{Chunk, FeedError};
 use progress::Progress;
@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch, Semaphore};
 use writer::{writer_loop, Write};
 
-pub use status::{look, status, status_of, LaneStatus, Snapshot, Status};
+pub use status::{look, status, status_from, status_of, LaneStatus, Snapshot, Status};
 
 /// Folder names inside a run directory.
 pub const CHECKPOINT_DIR: &str = "checkpoint";
@@ -308,16 +308,10 @@ async fn send_all(
     run_dir: PathBuf,
     options: &RunOptions,
 ) -> Result<(RunReport, Checkpoint)> {
-    let done: u64 = existing
-        .values()
-        .filter(|r| r.state == ChunkState::Done)
-        .map(|r| r.identity.recipients as u64)
-        .sum();
-    let uncertain_before: u64 = existing
-        .values()
-        .filter(|r| r.state == ChunkState::InFlight)
-        .map(|r| r.identity.recipients as u64)
-        .sum();
+    // Where the run stands, from the records just read: what is left to send and the live
+    // status start from it.
+    let before = status::status_from(&checkpoint, meta, &existing)?;
+    let (done, uncertain_before) = (before.sent, before.uncertain);
     let to_send = meta.scan.valid - done - if options.resend_uncertain { 0 } else { uncertain_before };
     if uncertain_before > 0 && !options.quiet {
         let action = if options.resend_uncertain {
@@ -329,18 +323,15 @@ async fn send_all(
     }
 
     // The plan is walked from here on: on a resume it must check every chunk the checkpoint knows
-    // before its first chunk comes out, and the status below is counted meanwhile. Nothing is
-    // sent before the loop further down takes a chunk.
+    // before its first chunk comes out. Nothing is sent before the loop further down takes a chunk.
     let concurrency = campaign.send.concurrency;
     let (chunk_tx, mut chunk_rx) = mpsc::channel::<Chunk>(concurrency * 2);
     let producer = {
         let campaign = campaign.clone();
         let resend_uncertain = options.resend_uncertain;
-        let existing = existing.clone();
         tokio::task::spawn_blocking(move || feed::feed(&campaign, existing, resend_uncertain, chunk_tx))
     };
-    let live = status::Live::new(status::status_from(&checkpoint, meta, &existing)?);
-    drop(existing);
+    let live = status::Live::new(before);
     if let Err(error) = live.write(&run_dir, true) {
         eprintln!(
             "warning: cannot write the live status {}: {error}",

@@ -96,7 +96,7 @@ pub(super) fn writer_loop(
             }
         }
         if !completed.is_empty() {
-            let written = checkpoint.complete_all(&completed);
+            let written = checkpoint.complete(&completed);
             if applied.is_ok() {
                 applied = written;
             }

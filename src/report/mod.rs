@@ -273,18 +273,20 @@ impl RunRows {
 
     /// As [`RunRows::walk`], with when each row's request was answered.
     pub fn walk_sent(&self, on_row: impl FnMut(Walked<'_>) -> Result<()>) -> Result<Summary> {
+        // Read once: the status counts them, and the walk recognises each chunk against them.
+        let records = self.checkpoint.chunk_records()?;
         let summary = Summary {
             campaign: self.meta.campaign_file.clone(),
             campaign_name: self.campaign.name.clone(),
             kind: self.meta.kind.clone(),
-            status: engine::status_of(&self.checkpoint, &self.meta)?,
+            status: engine::status_from(&self.checkpoint, &self.meta, &records)?,
             prices_known: self.campaign.prices.is_some(),
             ..Summary::default()
         };
         let mut joiner = Joiner {
             campaign: &self.campaign,
             checkpoint: &self.checkpoint,
-            known: KnownChunks::new(self.checkpoint.chunk_records()?),
+            known: KnownChunks::new(records),
             pricing: Pricing::new(&self.campaign),
             loaded: HashMap::new(),
             summary,

@@ -54,7 +54,11 @@ fn marks_results_and_release_survive_reopening() {
             accepted: true,
         };
         checkpoint
-            .complete(a, &record(ChunkState::Done), std::slice::from_ref(&result))
+            .complete(&[Completed {
+                key: a,
+                record: record(ChunkState::Done),
+                results: vec![result],
+            }])
             .unwrap();
         checkpoint.release(c).unwrap();
         checkpoint.flush().unwrap();
@@ -129,7 +133,7 @@ fn chunks_completed_together_each_keep_their_own_record_and_results() {
             results: results(first, status),
         })
         .collect();
-    checkpoint.complete_all(&completed).unwrap();
+    checkpoint.complete(&completed).unwrap();
     checkpoint.flush().unwrap();
     drop(checkpoint);
 
@@ -173,7 +177,13 @@ fn status_counts_agree_with_the_decoded_results_in_new_and_older_records() {
         result(5, "ERROR", true),
         result(6, "ERROR", false),
     ];
-    checkpoint.complete(key, &record(ChunkState::Done), &results).unwrap();
+    checkpoint
+        .complete(&[Completed {
+            key,
+            record: record(ChunkState::Done),
+            results,
+        }])
+        .unwrap();
     let decoded = checkpoint.results(key).unwrap().unwrap();
     let mut expected: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
     for result in &decoded {
