@@ -207,7 +207,7 @@ pub fn reconcile(run_dir: &Path, ledger_path: &Path) -> Result<Reconciliation> {
     let ledger = load_ledger(ledger_path)?;
     let mut expected = Expected::default();
     let summary = report::RunRows::open(run_dir)?.walk(|row, _| {
-        expected.add(row, 0);
+        expected.add(&row, 0);
         Ok(())
     })?;
     let mismatches = expected.compare(&ledger.entries);

@@ -59,7 +59,7 @@ pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan>
     writer.write_record(&header)?;
     let mut written = 0u64;
     rows.walk(|row, recipient| {
-        let Some(recipient) = recipient.filter(|_| wanted(row, only)) else {
+        let Some(recipient) = recipient.filter(|_| wanted(&row, only)) else {
             return Ok(());
         };
         let mut record = vec![recipient.phone.as_str()];

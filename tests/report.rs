@@ -169,6 +169,41 @@ fn report_columns_are_pinned_in_csv_and_parquet() {
     assert_eq!(names, PINNED_COLUMNS);
 }
 
+/// A Parquet cell as report.csv writes it: an absent value empty.
+fn csv_text(value: AnyValue<'_>) -> String {
+    match value {
+        AnyValue::Null => String::new(),
+        AnyValue::String(text) => text.to_string(),
+        AnyValue::StringOwned(text) => text.to_string(),
+        AnyValue::Boolean(flag) => flag.to_string(),
+        AnyValue::UInt32(number) => number.to_string(),
+        AnyValue::UInt64(number) => number.to_string(),
+        AnyValue::Int64(number) => number.to_string(),
+        other => panic!("a report cell of an unexpected type: {other:?}"),
+    }
+}
+
+#[test]
+fn report_parquet_holds_the_csv_rows_cell_for_cell() {
+    // Rejected, duplicate, suppressed and answered rows, priced, some with a fallback: every kind
+    // of cell.
+    let run = Run::new("alimtalk", "");
+    run.send(false);
+    run.report();
+    let (_, rows) = csv_rows(&run.run_dir().join("report.csv"));
+    let file = std::fs::File::open(run.run_dir().join("report.parquet")).unwrap();
+    let frame = ParquetReader::new(file).finish().unwrap();
+    assert_eq!(frame.height(), rows.len());
+    for (index, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = frame
+            .columns()
+            .iter()
+            .map(|column| csv_text(column.get(index).unwrap()))
+            .collect();
+        assert_eq!(cells, row.iter().collect::<Vec<_>>(), "row {}", index + 1);
+    }
+}
+
 #[test]
 fn every_input_row_is_in_the_report_once_and_the_files_are_owner_only() {
     let run = Run::new("sms", "");

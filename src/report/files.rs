@@ -92,13 +92,21 @@ pub(super) fn cells(row: &ReportRow) -> [Cell; 18] {
 }
 
 /// Writes a row as a CSV record, in the order of [`COLUMNS`], each cell as [`Cell::text`] has it
-/// without an allocation (this is every row of a report).
-pub(super) fn write_csv_record<W: std::io::Write>(writer: &mut csv::Writer<W>, row: &ReportRow) -> csv::Result<()> {
+/// without an allocation (this is every row of a report). The cells go through `record`, reused
+/// from row to row: the csv crate writes a whole `ByteRecord` that fits its buffer on a fast path,
+/// where field by field it pays its state machine for every field (10 M rows: the CSV thread's
+/// CPU went from 9.0 s to 7.4 s).
+pub(super) fn write_csv_record<W: std::io::Write>(
+    writer: &mut csv::Writer<W>,
+    record: &mut csv::ByteRecord,
+    row: &ReportRow,
+) -> csv::Result<()> {
     let mut number = itoa::Buffer::new();
+    record.clear();
     for cell in cells(row) {
-        writer.write_field(cell.csv_text(&mut number))?;
+        record.push_field(cell.csv_text(&mut number).as_bytes());
     }
-    writer.write_record(None::<&[u8]>)
+    writer.write_byte_record(record)
 }
 
 /// The byte-order mark Excel needs to read a CSV file as UTF-8 rather than the system's code page.
@@ -144,7 +152,8 @@ impl ParquetSink {
 
     fn frame(rows: &[&ReportRow]) -> PolarsResult<DataFrame> {
         let text = |f: fn(&ReportRow) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
-        let owned = |f: fn(&ReportRow) -> String| rows.iter().map(|r| f(r)).collect::<Vec<String>>();
+        // Held inline, not a `String` a row: most acceptance texts are a short status.
+        let acceptance: Vec<FieldText> = rows.iter().map(|r| r.outcome.acceptance()).collect();
         let class = |f: fn(&ReportRow) -> Option<BillingClass>| {
             rows.iter()
                 .map(|r| f(r).map_or("", BillingClass::as_str))
@@ -163,7 +172,10 @@ impl ParquetSink {
             Column::new("uid".into(), text(|r| &r.uid)),
             Column::new("id".into(), text(|r| &r.id)),
             Column::new("send_group_id".into(), text(|r| &r.send_group_id)),
-            Column::new("acceptance".into(), owned(|r| r.outcome.acceptance().into())),
+            Column::new(
+                "acceptance".into(),
+                acceptance.iter().map(FieldText::as_str).collect::<Vec<&str>>(),
+            ),
             Column::new("final_result".into(), text(|r| &r.final_result)),
             Column::new("error".into(), text(|r| &r.error)),
             Column::new(
@@ -189,7 +201,14 @@ impl ParquetSink {
         let frame = ParquetSink::frame(&rows)?;
         if self.writer.is_none() {
             let file = self.file.take().expect("file until the writer exists");
-            self.writer = Some(ParquetWriter::new(file).batched(frame.schema())?);
+            // Level 1 rather than zstd's default 3: 10 M rows, 2.2 % of the report's CPU less
+            // (4.8 % to 2.7 %) for a file 3.5 % larger.
+            let level = polars_parquet::write::ZstdLevel::try_new(1)?;
+            self.writer = Some(
+                ParquetWriter::new(file)
+                    .with_compression(ParquetCompression::Zstd(Some(level)))
+                    .batched(frame.schema())?,
+            );
         }
         self.writer.as_mut().expect("writer").write_batch(&frame)?;
         self.batches.clear();

@@ -23,7 +23,7 @@ use crate::plan::{self, ChunkIdentity, Fate, PlannedRow, Recipient};
 use anyhow::{Context, Result};
 use row::{Pricing, Sent};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -159,15 +159,17 @@ struct Joiner<'a, F> {
     checkpoint: &'a Checkpoint,
     known: KnownChunks,
     pricing: Pricing,
-    /// The results of the chunk each lane is in, loaded once per chunk.
-    loaded: HashMap<Lane, (u32, Vec<RecipientResult>)>,
+    /// The results of the chunk each lane is in (by `Lane as usize`), loaded once per chunk:
+    /// looked up for every row, so by index rather than by a hash of the lane.
+    loaded: [Option<(u32, Vec<RecipientResult>)>; Lane::ALL.len()],
     summary: Summary,
     on_row: F,
 }
 
 /// What `walk` hands over for each row.
 pub struct Walked<'a> {
-    pub row: &'a ReportRow,
+    /// Handed over, not lent: the report keeps every row in a batch for its file builders.
+    pub row: ReportRow,
     /// The recipient, when the row was valid.
     pub recipient: Option<&'a Recipient>,
     /// When the service answered the row's request (epoch ms, its `date`), once it has.
@@ -183,15 +185,15 @@ impl<F: FnMut(Walked<'_>) -> Result<()>> Joiner<'_, F> {
         let Some(record) = self.known.records().get(&slot.key) else {
             return Ok((row::build(self.campaign, planned, None, &self.pricing), None));
         };
-        let loaded = self
-            .loaded
-            .get(&slot.key.lane)
-            .is_some_and(|(index, _)| *index == slot.key.index);
-        if !loaded {
+        let loaded = &mut self.loaded[slot.key.lane as usize];
+        if loaded.as_ref().is_none_or(|(index, _)| *index != slot.key.index) {
             let results = self.checkpoint.results(slot.key)?.unwrap_or_default();
-            self.loaded.insert(slot.key.lane, (slot.key.index, results));
+            *loaded = Some((slot.key.index, results));
         }
-        let results = &self.loaded[&slot.key.lane].1;
+        let results = loaded
+            .as_ref()
+            .map(|(_, results)| results.as_slice())
+            .unwrap_or_default();
         let result = results.get(slot.position as usize);
         if let (Some(result), Fate::Valid(recipient)) = (result, &planned.fate) {
             anyhow::ensure!(
@@ -233,7 +235,7 @@ impl<F: FnMut(Walked<'_>) -> Result<()>> plan::Visitor for Joiner<'_, F> {
             _ => None,
         };
         (self.on_row)(Walked {
-            row: &row,
+            row,
             recipient,
             sent_at,
         })
@@ -267,7 +269,7 @@ impl RunRows {
     /// Every input row as a report line, in input order, with its recipient when it was valid;
     /// answers the summary of them all. Refuses when a chunk the checkpoint knows is not cut
     /// again the same: its rows would be joined with another chunk's results.
-    pub fn walk(&self, mut on_row: impl FnMut(&ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
+    pub fn walk(&self, mut on_row: impl FnMut(ReportRow, Option<&Recipient>) -> Result<()>) -> Result<Summary> {
         self.walk_sent(|walked| on_row(walked.row, walked.recipient))
     }
 
@@ -288,7 +290,7 @@ impl RunRows {
             checkpoint: &self.checkpoint,
             known: KnownChunks::new(records),
             pricing: Pricing::new(&self.campaign),
-            loaded: HashMap::new(),
+            loaded: Default::default(),
             summary,
             on_row,
         };
@@ -379,9 +381,10 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     let (walked, csv_built, parquet_built, workbook_built) = std::thread::scope(|scope| {
         let csv_builder = scope.spawn(move || -> Result<()> {
             let written = (|| -> csv::Result<()> {
+                let mut record = csv::ByteRecord::new();
                 for batch in csv_rows {
                     for row in batch.iter() {
-                        files::write_csv_record(&mut csv_writer, row)?;
+                        files::write_csv_record(&mut csv_writer, &mut record, row)?;
                     }
                 }
                 csv_writer.flush()?;
@@ -430,7 +433,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
                 }
             };
             let summary = rows.walk(|row, _| {
-                batch.push(row.clone());
+                batch.push(row);
                 if batch.len() == FILE_BATCH_ROWS {
                     hand_on(std::mem::replace(&mut batch, Vec::with_capacity(FILE_BATCH_ROWS)));
                 }

@@ -197,7 +197,7 @@ pub fn write(run_dirs: &[PathBuf], options: &StatementOptions) -> Result<Stateme
         let rows = RunRows::open(run_dir).with_context(|| format!("run {}", run_dir.display()))?;
         let summary = rows
             .walk_sent(|walked| {
-                tally.add(index, walked.row, walked.sent_at);
+                tally.add(index, &walked.row, walked.sent_at);
                 Ok(())
             })
             .with_context(|| format!("run {}", run_dir.display()))?;
