@@ -150,6 +150,22 @@ impl Run {
     }
 }
 
+/// A run of `name` against the embedded sandbox, sent and reported: its summary, and report.csv's
+/// header and rows.
+fn sent_and_reported(name: &str) -> (Run, Value, Vec<String>, Vec<csv::StringRecord>) {
+    let run = Run::new(name, "");
+    run.send(false);
+    let summary = run.report();
+    let (header, rows) = csv_rows(&run.run_dir().join("report.csv"));
+    (run, summary, header, rows)
+}
+
+/// report.parquet of the run, read back whole.
+fn parquet_frame(run: &Run) -> DataFrame {
+    let file = std::fs::File::open(run.run_dir().join("report.parquet")).unwrap();
+    ParquetReader::new(file).finish().unwrap()
+}
+
 fn csv_rows(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
     let mut reader = csv::Reader::from_path(path).unwrap();
     let header = reader.headers().unwrap().iter().map(str::to_string).collect();
@@ -158,14 +174,13 @@ fn csv_rows(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
 
 #[test]
 fn report_columns_are_pinned_in_csv_and_parquet() {
-    let run = Run::new("sms", "");
-    run.send(false);
-    run.report();
-    let (header, _) = csv_rows(&run.run_dir().join("report.csv"));
+    let (run, _, header, _) = sent_and_reported("sms");
     assert_eq!(header, PINNED_COLUMNS);
-    let file = std::fs::File::open(run.run_dir().join("report.parquet")).unwrap();
-    let frame = ParquetReader::new(file).finish().unwrap();
-    let names: Vec<String> = frame.get_column_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = parquet_frame(&run)
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     assert_eq!(names, PINNED_COLUMNS);
 }
 
@@ -187,12 +202,8 @@ fn csv_text(value: AnyValue<'_>) -> String {
 fn report_parquet_holds_the_csv_rows_cell_for_cell() {
     // Rejected, duplicate, suppressed and answered rows, priced, some with a fallback: every kind
     // of cell.
-    let run = Run::new("alimtalk", "");
-    run.send(false);
-    run.report();
-    let (_, rows) = csv_rows(&run.run_dir().join("report.csv"));
-    let file = std::fs::File::open(run.run_dir().join("report.parquet")).unwrap();
-    let frame = ParquetReader::new(file).finish().unwrap();
+    let (run, _, _, rows) = sent_and_reported("alimtalk");
+    let frame = parquet_frame(&run);
     assert_eq!(frame.height(), rows.len());
     for (index, row) in rows.iter().enumerate() {
         let cells: Vec<String> = frame
@@ -206,10 +217,7 @@ fn report_parquet_holds_the_csv_rows_cell_for_cell() {
 
 #[test]
 fn every_input_row_is_in_the_report_once_and_the_files_are_owner_only() {
-    let run = Run::new("sms", "");
-    run.send(false);
-    let summary = run.report();
-    let (_, rows) = csv_rows(&run.run_dir().join("report.csv"));
+    let (run, summary, _, rows) = sent_and_reported("sms");
     let input_rows = people().lines().count() - 1;
     let numbers: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
     assert_eq!(
