@@ -61,7 +61,15 @@ impl<'a> Previews<'a> {
             billing_class: billing::primary_class(self.campaign, recipient.lane),
             chars: text.as_ref().map(|t| t.chars().count()),
             bytes: text.as_deref().and_then(|t| euc_kr_len(t).ok()),
-            variables: if text.is_some() { BTreeMap::new() } else { mapping.vars },
+            variables: if text.is_some() {
+                BTreeMap::new()
+            } else {
+                mapping
+                    .vars
+                    .iter()
+                    .map(|(key, value)| (key.to_string(), value.to_string()))
+                    .collect()
+            },
             text,
             fallback: billing::fallback(self.campaign, recipient),
             chosen,

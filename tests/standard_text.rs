@@ -358,7 +358,8 @@ async fn sms_mapping_fills_name_and_var1_by_position() {
     let message = "#{name}:#{VAR1}";
     let fits = mapping(&"a".repeat(40), &"b".repeat(49));
     let too_long = mapping(&"가".repeat(20), &"b".repeat(50));
-    let filled = |entry: &MappingEntry| format!("{}:{}", entry.name.as_deref().unwrap(), entry.vars["VAR1"]);
+    let filled =
+        |entry: &MappingEntry| format!("{}:{}", entry.name.as_deref().unwrap(), entry.vars.get("VAR1").unwrap());
     assert!(euc_kr_len(message).unwrap() <= SMS_MAX_BYTES);
     assert_eq!(euc_kr_len(&filled(&fits)), Ok(SMS_MAX_BYTES));
     assert_eq!(euc_kr_len(&filled(&too_long)), Ok(SMS_MAX_BYTES + 1));

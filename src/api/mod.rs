@@ -5,9 +5,11 @@ pub mod faults;
 pub mod gateway;
 pub mod ledger;
 pub mod standard;
+mod variables;
+
+pub use variables::Variables;
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// Header carrying the API key on every request.
@@ -63,9 +65,6 @@ pub struct ErrorBody {
     pub error: Option<String>,
 }
 
-/// Template variables of one recipient: `VAR1`, `VAR2`, ... (and any other key the caller maps).
-pub type Variables = BTreeMap<String, String>;
-
 /// A recipient entry of the standard notification and brand requests: `key`, `hp`, `name`, `VARn`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct NumberEntry {
@@ -109,7 +108,7 @@ macro_rules! variable_source {
                 self.name.as_deref()
             }
             fn var(&self, key: &str) -> Option<&str> {
-                self.vars.get(key).map(String::as_str)
+                self.vars.get(key)
             }
         }
     )*};

@@ -122,7 +122,7 @@ impl Chunk<'_> {
         self.variables
             .iter()
             .zip(recipient.values())
-            .map(|((key, _), value)| (key.clone(), value.to_string()))
+            .map(|((key, _), value)| (key.as_str(), value))
             .collect()
     }
 

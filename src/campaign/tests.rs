@@ -255,7 +255,7 @@ fn a_notification_written_with_angle_brackets_goes_out_in_the_registered_spellin
         (request.alter, request.callback_no.as_deref()),
         (Some(true), Some("0212345678"))
     );
-    assert_eq!(request.numbers[1].vars.get("VAR1").map(String::as_str), Some("A-2"));
+    assert_eq!(request.numbers[1].vars.get("VAR1"), Some("A-2"));
     // As written for the user: the fingerprint, the warnings and reject details.
     assert_eq!(
         campaign.message_text(),
