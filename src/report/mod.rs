@@ -159,9 +159,10 @@ struct Joiner<'a, F> {
     checkpoint: &'a Checkpoint,
     known: KnownChunks,
     pricing: Pricing,
-    /// The results of the chunk each lane is in (by `Lane as usize`), loaded once per chunk:
-    /// looked up for every row, so by index rather than by a hash of the lane.
-    loaded: [Option<(u32, Vec<RecipientResult>)>; Lane::ALL.len()],
+    /// The results of the chunk each lane is in (by `Lane as usize`) and that chunk's index,
+    /// loaded once per chunk: looked up for every row, so by index rather than by a hash of the
+    /// lane.
+    loaded: [(Option<u32>, Vec<RecipientResult>); Lane::ALL.len()],
     summary: Summary,
     on_row: F,
 }
@@ -185,15 +186,11 @@ impl<F: FnMut(Walked<'_>) -> Result<()>> Joiner<'_, F> {
         let Some(record) = self.known.records().get(&slot.key) else {
             return Ok((row::build(self.campaign, planned, None, &self.pricing), None));
         };
-        let loaded = &mut self.loaded[slot.key.lane as usize];
-        if loaded.as_ref().is_none_or(|(index, _)| *index != slot.key.index) {
-            let results = self.checkpoint.results(slot.key)?.unwrap_or_default();
-            *loaded = Some((slot.key.index, results));
+        let (loaded_index, results) = &mut self.loaded[slot.key.lane as usize];
+        if *loaded_index != Some(slot.key.index) {
+            *results = self.checkpoint.results(slot.key)?.unwrap_or_default();
+            *loaded_index = Some(slot.key.index);
         }
-        let results = loaded
-            .as_ref()
-            .map(|(_, results)| results.as_slice())
-            .unwrap_or_default();
         let result = results.get(slot.position as usize);
         if let (Some(result), Fate::Valid(recipient)) = (result, &planned.fate) {
             anyhow::ensure!(
