@@ -4,6 +4,7 @@
 //! the chunk cut again before its rows are trusted, and the files appear only when every row was.
 
 mod files;
+mod parquet;
 mod row;
 mod summary;
 pub(crate) mod xlsx;
@@ -359,7 +360,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     let xlsx_file = Staged::new(out.join("report.xlsx"));
     let mut csv_writer = csv_writer(csv_file.create()?, csv_bom)?;
     csv_writer.write_record(COLUMNS)?;
-    let mut parquet = files::ParquetSink::create(parquet_file.create()?);
+    let mut parquet = parquet::ParquetSink::create(parquet_file.create()?)?;
     let workbook = if xlsx {
         Some(xlsx::RowsWorkbook::new(&out)?)
     } else {
@@ -392,7 +393,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
         let parquet_builder = scope.spawn(move || -> Result<()> {
             let written = (|| {
                 for batch in parquet_rows {
-                    parquet.push(batch)?;
+                    parquet.push(&batch)?;
                 }
                 parquet.finish()
             })();
