@@ -227,3 +227,37 @@ fn opening_a_folder_without_a_run_says_so() {
         Err(CheckpointError::NotARun { .. })
     ));
 }
+
+#[test]
+fn a_chunk_record_is_stored_flat_and_reads_back_the_same() {
+    let mut full = record(ChunkState::Done);
+    full.send_group_id = Some("g-1".into());
+    full.note = Some("retried once".into());
+    full.statuses = Some(vec![StatusCount {
+        status: "SMS_00".into(),
+        accepted: 2,
+        not_accepted: 0,
+    }]);
+    for original in [record(ChunkState::InFlight), full] {
+        let stored = serde_json::to_string(&original).unwrap();
+        assert!(stored.contains(r#""first_row":1,"last_row":2"#), "{stored}");
+        assert_eq!(serde_json::from_str::<ChunkRecord>(&stored).unwrap(), original);
+    }
+    // As a record is stored by the builds before this one, with a field it does not know.
+    let earlier = r#"{"state":"done","first_row":3,"last_row":9,"recipients":4,"digest":"ab","attempts":2,"send_group_id":"g","later":1}"#;
+    let read: ChunkRecord = serde_json::from_str(earlier).unwrap();
+    assert_eq!(
+        (
+            read.state,
+            read.identity.first_row,
+            read.identity.last_row,
+            read.identity.recipients
+        ),
+        (ChunkState::Done, 3, 9, 4)
+    );
+    assert_eq!((read.identity.digest.as_str(), read.attempts), ("ab", 2));
+    assert_eq!(
+        (read.send_group_id.as_deref(), read.note, read.statuses),
+        (Some("g"), None, None)
+    );
+}
