@@ -235,6 +235,26 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     Ok(report)
 }
 
+/// The chunk records of a run, once its campaign and input are found unchanged since it started.
+/// Reading the whole input for its fingerprint and reading the chunk records are both
+/// single-threaded: side by side they take one core each.
+pub fn verified_chunk_records(
+    checkpoint: &Checkpoint,
+    campaign: &Campaign,
+    meta: &RunMeta,
+) -> Result<HashMap<ChunkKey, ChunkRecord>> {
+    let (unchanged, records) = std::thread::scope(|scope| {
+        let unchanged = scope.spawn(|| verify_unchanged(campaign, meta));
+        let records = checkpoint.chunk_records();
+        (unchanged.join(), records)
+    });
+    unchanged.map_err(|panic| {
+        let message = crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
+        anyhow!("the check that the input is unchanged stopped: {message}")
+    })??;
+    Ok(records?)
+}
+
 /// `msgbatch resume`: the same campaign and input, continued from the checkpoint.
 pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
@@ -246,18 +266,8 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
         ))
     })?;
     let campaign = Campaign::load(&meta.campaign_file)?;
-    // Reading the whole input for its fingerprint and reading the chunk records are both
-    // single-threaded: side by side they take one core each. Nothing is sent before both end.
-    let (unchanged, existing) = std::thread::scope(|scope| {
-        let unchanged = scope.spawn(|| verify_unchanged(&campaign, &meta));
-        let existing = checkpoint.chunk_records();
-        (unchanged.join(), existing)
-    });
-    unchanged.map_err(|panic| {
-        let message = crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
-        anyhow!("the check that the input is unchanged stopped: {message}")
-    })??;
-    let existing = existing?;
+    // Nothing is sent before both end.
+    let existing = verified_chunk_records(&checkpoint, &campaign, &meta)?;
     check_start(&campaign, &options)?;
     let session = Session::connect(&campaign).await?;
     let (report, _) = send_all(

@@ -17,14 +17,14 @@ pub use summary::{won, Answers, Funnel, Lang, SendTimes};
 
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
-use crate::engine::checkpoint::{Checkpoint, ChunkKey, RecipientResult, RunMeta};
+use crate::engine::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, RecipientResult, RunMeta};
 use crate::engine::known::KnownChunks;
 use crate::engine::{self, Refusal, CHECKPOINT_DIR};
 use crate::plan::{self, ChunkIdentity, Fate, PlannedRow, Recipient};
 use anyhow::{Context, Result};
 use row::{Pricing, Sent};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -147,11 +147,13 @@ fn count_text(counts: &mut BTreeMap<String, u64>, key: &str) {
     }
 }
 
-/// A run opened for reading its rows: the checkpoint, and the campaign checked unchanged.
+/// A run opened for reading its rows: the checkpoint, the campaign checked unchanged, and the
+/// chunk records read meanwhile (for the first walk; a second one reads them again).
 pub struct RunRows {
     checkpoint: Checkpoint,
     meta: RunMeta,
     campaign: Campaign,
+    records: std::cell::Cell<Option<HashMap<ChunkKey, ChunkRecord>>>,
 }
 
 /// Walks the plan and joins each row with what the checkpoint holds for it.
@@ -252,11 +254,12 @@ impl RunRows {
             .meta()?
             .ok_or_else(|| Refusal(format!("{} holds no scan yet: nothing was sent", run_dir.display())))?;
         let campaign = Campaign::load(&meta.campaign_file)?;
-        engine::verify_unchanged(&campaign, &meta)?;
+        let records = engine::verified_chunk_records(&checkpoint, &campaign, &meta)?;
         Ok(RunRows {
             checkpoint,
             meta,
             campaign,
+            records: std::cell::Cell::new(Some(records)),
         })
     }
 
@@ -274,7 +277,10 @@ impl RunRows {
     /// As [`RunRows::walk`], with when each row's request was answered.
     pub fn walk_sent(&self, on_row: impl FnMut(Walked<'_>) -> Result<()>) -> Result<Summary> {
         // Read once: the status counts them, and the walk recognises each chunk against them.
-        let records = self.checkpoint.chunk_records()?;
+        let records = match self.records.take() {
+            Some(records) => records,
+            None => self.checkpoint.chunk_records()?,
+        };
         let summary = Summary {
             campaign: self.meta.campaign_file.clone(),
             campaign_name: self.campaign.name.clone(),
