@@ -3,7 +3,7 @@
 use super::row::ReportRow;
 use crate::api::ledger::BillingClass;
 use crate::campaign::Lane;
-use crate::input::FieldText;
+use std::borrow::Cow;
 
 /// The report's columns, in order. Pinned: scripts read them by name.
 pub const COLUMNS: [&str; 18] = [
@@ -28,18 +28,18 @@ pub const COLUMNS: [&str; 18] = [
 ];
 
 /// A report cell, typed, for the files that keep types (the workbook) and those that do not (CSV).
+/// A row's texts are lent, not copied: this is every cell of a report.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Cell {
-    /// Text, phone numbers included: never a number, so a leading zero stays. Most texts of a
-    /// report row are short and held inline: making a row's cells allocates next to nothing.
-    Text(crate::input::FieldText),
+pub(crate) enum Cell<'a> {
+    /// Text, phone numbers included: never a number, so a leading zero stays.
+    Text(Cow<'a, str>),
     Count(Option<u64>),
     /// Won, no fraction.
     Money(Option<i64>),
     Flag(bool),
 }
 
-impl Cell {
+impl Cell<'_> {
     /// The cell as CSV text: an absent number is empty.
     pub fn text(&self) -> String {
         self.csv_text(&mut itoa::Buffer::new()).to_string()
@@ -64,23 +64,24 @@ impl Cell {
 }
 
 /// A row's cells, in the order of [`COLUMNS`].
-pub(super) fn cells(row: &ReportRow) -> [Cell; 18] {
-    // Held as the static text it is: no copy of its bytes for each row.
-    let text = |text: &'static str| Cell::Text(FieldText::const_new(text));
-    let class = |value: Option<BillingClass>| text(value.map_or("", BillingClass::as_str));
+pub(super) fn cells(row: &ReportRow) -> [Cell<'_>; 18] {
+    fn text(text: &str) -> Cell<'_> {
+        Cell::Text(Cow::Borrowed(text))
+    }
+    let class = |value: Option<BillingClass>| Cell::Text(Cow::Borrowed(value.map_or("", BillingClass::as_str)));
     [
         Cell::Count(Some(row.row)),
-        Cell::Text(row.phone.clone()),
-        Cell::Text(row.name.clone()),
+        text(&row.phone),
+        text(&row.name),
         text(row.kind.as_str()),
         text(row.lane.map_or("", Lane::as_str)),
         Cell::Count(row.chunk.map(u64::from)),
-        Cell::Text(row.uid.clone()),
-        Cell::Text(row.id.clone()),
-        Cell::Text(row.send_group_id.clone()),
+        text(&row.uid),
+        text(&row.id),
+        text(&row.send_group_id),
         Cell::Text(row.outcome.acceptance()),
-        Cell::Text(row.final_result.clone()),
-        Cell::Text(row.error.clone()),
+        text(&row.final_result),
+        text(&row.error),
         Cell::Flag(row.fallback.is_some()),
         class(row.billing_class),
         text(row.charge_state.as_str()),

@@ -6,6 +6,7 @@ use crate::campaign::{Campaign, Kind, Lane};
 use crate::engine::checkpoint::{ChunkRecord, ChunkState, RecipientResult};
 use crate::input::FieldText;
 use crate::plan::{billing, Fate, PlannedRow, Recipient, RejectReason};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What became of a row, from the plan and the checkpoint.
@@ -27,22 +28,22 @@ pub enum Outcome {
 
 impl Outcome {
     /// The report's `acceptance` text: `REJECTED:<reason>`, `DUPLICATE`, `SUPPRESSED`, `PENDING`,
-    /// `UNCERTAIN`, or the service's status.
-    pub fn acceptance(&self) -> FieldText {
+    /// `UNCERTAIN`, or the service's status (lent, not copied: this is every row of a report).
+    pub fn acceptance(&self) -> Cow<'_, str> {
         match self {
-            Outcome::Rejected(reason) => compact_str::format_compact!("REJECTED:{}", reason.as_str()),
-            Outcome::Duplicate => "DUPLICATE".into(),
-            Outcome::Suppressed => "SUPPRESSED".into(),
-            Outcome::Pending => "PENDING".into(),
-            Outcome::Uncertain => "UNCERTAIN".into(),
-            Outcome::Answered { status, .. } => status.clone(),
+            Outcome::Rejected(reason) => Cow::Owned(format!("REJECTED:{}", reason.as_str())),
+            Outcome::Duplicate => Cow::Borrowed("DUPLICATE"),
+            Outcome::Suppressed => Cow::Borrowed("SUPPRESSED"),
+            Outcome::Pending => Cow::Borrowed("PENDING"),
+            Outcome::Uncertain => Cow::Borrowed("UNCERTAIN"),
+            Outcome::Answered { status, .. } => Cow::Borrowed(status),
         }
     }
 
     /// The summary's bucket: the acceptance text without a reject's reason.
-    pub fn bucket(&self) -> FieldText {
+    pub fn bucket(&self) -> Cow<'_, str> {
         match self {
-            Outcome::Rejected(_) => "REJECTED".into(),
+            Outcome::Rejected(_) => Cow::Borrowed("REJECTED"),
             other => other.acceptance(),
         }
     }

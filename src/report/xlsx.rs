@@ -85,7 +85,7 @@ pub(crate) fn write_cell(
     match cell {
         Cell::Text(text) if text.is_empty() => {}
         Cell::Text(text) => {
-            sheet.write_string(row, col, text.as_str())?;
+            sheet.write_string(row, col, text.as_ref())?;
         }
         Cell::Count(Some(count)) => {
             sheet.write_number(row, col, *count as f64)?;
@@ -203,7 +203,7 @@ fn write_summary(sheet: &mut Worksheet, summary: &Summary, formats: &Formats) ->
         row += 1;
         Ok(())
     };
-    let text = |text: &str| Cell::Text(text.into());
+    let text = |text: &str| Cell::Text(text.to_string().into());
     let count = |count: u64| Cell::Count(Some(count));
     line(
         sheet,
@@ -269,7 +269,7 @@ pub(crate) const TOTALS_HEADER: [&str; 8] = [
 ];
 
 /// Charge totals as cells, amounts in won.
-pub(crate) fn totals_cells(totals: &ClassSummary) -> [Cell; 8] {
+pub(crate) fn totals_cells(totals: &ClassSummary) -> [Cell<'static>; 8] {
     [
         Cell::Money(Some(totals.charged)),
         Cell::Count(Some(totals.charged_count)),
@@ -283,11 +283,11 @@ pub(crate) fn totals_cells(totals: &ClassSummary) -> [Cell; 8] {
 }
 
 /// Adds a sheet holding one table: a frozen, filtered header and its rows.
-pub(crate) fn table_sheet(
+pub(crate) fn table_sheet<'a>(
     workbook: &mut Workbook,
     name: &str,
     header: &[&str],
-    rows: impl IntoIterator<Item = Vec<Cell>>,
+    rows: impl IntoIterator<Item = Vec<Cell<'a>>>,
     formats: &Formats,
 ) -> Result<()> {
     let index = add_sheet(workbook, name)?;

@@ -17,18 +17,18 @@ fn csv_columns() -> Vec<&'static str> {
         .collect()
 }
 
-fn text(value: impl ToString) -> Cell {
+fn text(value: impl ToString) -> Cell<'static> {
     Cell::Text(value.to_string().into())
 }
 
 /// Totals and what stays charged, as cells.
-fn totals_and_net(totals: &ClassSummary) -> impl Iterator<Item = Cell> {
+fn totals_and_net(totals: &ClassSummary) -> impl Iterator<Item = Cell<'static>> {
     xlsx::totals_cells(totals)
         .into_iter()
         .chain([Cell::Money(Some(totals.net()))])
 }
 
-fn line_cells(line: &Line) -> Vec<Cell> {
+fn line_cells(line: &Line) -> Vec<Cell<'_>> {
     [
         text(&line.day),
         text(&line.campaign),
@@ -41,7 +41,7 @@ fn line_cells(line: &Line) -> Vec<Cell> {
     .collect()
 }
 
-fn run_cells(run: &RunInfo) -> Vec<Cell> {
+fn run_cells(run: &RunInfo) -> Vec<Cell<'_>> {
     let count = |n: u64| Cell::Count(Some(n));
     vec![
         text(run.run_dir.display()),
@@ -74,14 +74,14 @@ fn totals_header<'a>(keys: &[&'a str]) -> Vec<&'a str> {
 }
 
 /// One row per key with its totals.
-fn totals_rows<'a, K: ToString>(totals: impl IntoIterator<Item = (K, &'a ClassSummary)>) -> Vec<Vec<Cell>> {
+fn totals_rows<'a, K: ToString>(totals: impl IntoIterator<Item = (K, &'a ClassSummary)>) -> Vec<Vec<Cell<'static>>> {
     totals
         .into_iter()
         .map(|(key, totals)| std::iter::once(text(key)).chain(totals_and_net(totals)).collect())
         .collect()
 }
 
-fn ledger_rows(comparison: &LedgerComparison) -> Vec<Vec<Cell>> {
+fn ledger_rows(comparison: &LedgerComparison) -> Vec<Vec<Cell<'_>>> {
     comparison
         .classes
         .iter()
@@ -119,7 +119,7 @@ const MISMATCH_HEADER: [&str; 8] = [
     "row",
 ];
 
-fn mismatch_rows(statement: &Statement, comparison: &LedgerComparison) -> Vec<Vec<Cell>> {
+fn mismatch_rows(statement: &Statement, comparison: &LedgerComparison) -> Vec<Vec<Cell<'static>>> {
     comparison
         .mismatches
         .iter()
@@ -226,7 +226,7 @@ pub(super) fn write_all(statement: &Statement, out: &Path, bom: bool) -> Result<
 }
 
 /// An HTML table of cells, amounts in won.
-fn html_table(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>) -> String {
+fn html_table<'a>(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell<'a>>>) -> String {
     let mut table = String::from("<table><tr>");
     for name in header {
         table.push_str(&format!("<th>{}</th>", escape(name)));
