@@ -384,6 +384,70 @@ mod tests {
         assert_eq!(column.take().unwrap().1, Encoding::RleDictionary);
     }
 
+    #[test]
+    fn rows_past_a_row_group_are_written_in_groups_and_read_back_in_order() {
+        use crate::report::{charged_row, ChargeState, Outcome};
+        use polars::prelude::{ParquetReader, SerReader};
+        let rows: Vec<ReportRow> = (1..=ROW_GROUP_ROWS as u64 + 10)
+            .map(|index| {
+                let mut row = charged_row(index, &format!("010{index:08}"), 20);
+                if index % 3 == 0 {
+                    row.outcome = Outcome::Pending;
+                    row.charge_state = ChargeState::NotCharged;
+                    row.amount = None;
+                    row.lane = None;
+                }
+                row
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.parquet");
+        let mut sink = ParquetSink::create(std::fs::File::create(&path).unwrap()).unwrap();
+        for batch in rows.chunks(4096) {
+            sink.push(batch).unwrap();
+        }
+        sink.finish().unwrap();
+
+        let mut reader = ParquetReader::new(std::fs::File::open(&path).unwrap());
+        assert_eq!(reader.get_metadata().unwrap().row_groups.len(), 2);
+        let frame = reader.finish().unwrap();
+        let names: Vec<&str> = frame.get_column_names().into_iter().map(|name| name.as_str()).collect();
+        assert_eq!(names, COLUMNS);
+        assert_eq!(frame.height(), rows.len());
+        let texts = |name: &str| -> Vec<String> {
+            let column = frame.column(name).unwrap().str().unwrap();
+            column.iter().map(|text| text.unwrap_or("<null>").to_string()).collect()
+        };
+        let expected = |text: fn(&ReportRow) -> String| rows.iter().map(text).collect::<Vec<_>>();
+        assert_eq!(texts("phone"), expected(|row| row.phone.to_string()));
+        assert_eq!(texts("uid"), expected(|row| row.uid.to_string()));
+        assert_eq!(
+            texts("acceptance"),
+            expected(|row| row.outcome.acceptance().into_owned())
+        );
+        assert_eq!(
+            texts("lane"),
+            expected(|row| row.lane.map_or("", Lane::as_str).to_string())
+        );
+        assert_eq!(
+            texts("charge_state"),
+            expected(|row| row.charge_state.as_str().to_string())
+        );
+        let numbers = |name: &str| -> Vec<Option<i64>> {
+            let column = frame
+                .column(name)
+                .unwrap()
+                .cast(&polars::prelude::DataType::Int64)
+                .unwrap();
+            column.i64().unwrap().iter().collect()
+        };
+        assert_eq!(
+            numbers("row"),
+            rows.iter().map(|row| Some(row.row as i64)).collect::<Vec<_>>()
+        );
+        assert_eq!(numbers("amount"), rows.iter().map(|row| row.amount).collect::<Vec<_>>());
+    }
+
     proptest! {
         /// Whatever mix of texts, slots and group lengths, a taken column holds the rows pushed,
         /// in order; a slot always stands for the same text, as it does for an enum's variant.
