@@ -385,6 +385,22 @@ mod tests {
     }
 
     #[test]
+    fn a_report_of_no_rows_is_a_parquet_file_of_the_columns_and_no_rows() {
+        use polars::prelude::{ParquetReader, SerReader};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.parquet");
+        ParquetSink::create(std::fs::File::create(&path).unwrap())
+            .unwrap()
+            .finish()
+            .unwrap();
+        let frame = ParquetReader::new(std::fs::File::open(&path).unwrap())
+            .finish()
+            .unwrap();
+        let names: Vec<&str> = frame.get_column_names().into_iter().map(|name| name.as_str()).collect();
+        assert_eq!((names, frame.height()), (COLUMNS.to_vec(), 0));
+    }
+
+    #[test]
     fn rows_past_a_row_group_are_written_in_groups_and_read_back_in_order() {
         use crate::report::{charged_row, ChargeState, Outcome};
         use polars::prelude::{ParquetReader, SerReader};
