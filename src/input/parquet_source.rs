@@ -5,7 +5,7 @@
 //! column and its type. A file polars cannot parse (truncated, corrupt) is refused naming the
 //! file, also when polars panics on it.
 
-use super::parquet_types::{self, Cell};
+use super::parquet_types;
 use super::{locate, ordered, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
 use std::collections::VecDeque;
@@ -198,40 +198,40 @@ impl Decoder {
         })
     }
 
-    /// The rows of a piece, every value as text.
+    /// The rows of a piece, every value as text, filled a column at a time.
     fn rows(&self, piece: &Piece) -> Result<Vec<RawRow>, InputError> {
-        let mut texts: Vec<Vec<Cell>> = guarded(&self.path, || {
-            self.columns
-                .iter()
-                .map(|name| parquet_types::column_text(piece.frame.column(name)?))
-                .collect()
-        })?;
-        let mut rows = Vec::with_capacity(piece.frame.height());
-        for index in 0..piece.frame.height() {
-            let mut unreadable = None;
-            let mut values = texts.iter_mut().zip(&self.columns).map(|(column, name)| {
-                match std::mem::replace(&mut column[index], Ok(None)) {
-                    Ok(value) => value,
-                    Err(problem) => {
-                        unreadable.get_or_insert(Unreadable::NotText {
+        let named = usize::from(self.has_name);
+        let vars = self.columns.len() - 1 - named;
+        let mut rows: Vec<RawRow> = (0..piece.frame.height())
+            .map(|index| RawRow {
+                row: piece.first_row + index as u64,
+                phone: None,
+                name: None,
+                vars: std::iter::repeat_n(None, vars).collect(),
+                unreadable: None,
+            })
+            .collect();
+        guarded(&self.path, || {
+            for (position, name) in self.columns.iter().enumerate() {
+                parquet_types::each_text(piece.frame.column(name)?, |index, cell| {
+                    let row = &mut rows[index];
+                    // Columns go in order, so a row's first unreadable value is the one it names.
+                    let value = cell.unwrap_or_else(|problem| {
+                        row.unreadable.get_or_insert(Unreadable::NotText {
                             column: name.clone(),
                             detail: problem.to_string(),
                         });
                         None
+                    });
+                    match position {
+                        0 => row.phone = value,
+                        1 if named == 1 => row.name = value,
+                        _ => row.vars[position - 1 - named] = value,
                     }
-                }
-            });
-            let phone = values.next().flatten();
-            let name = if self.has_name { values.next().flatten() } else { None };
-            let vars = values.collect();
-            rows.push(RawRow {
-                row: piece.first_row + index as u64,
-                phone,
-                name,
-                vars,
-                unreadable,
-            });
-        }
+                })?;
+            }
+            Ok(())
+        })?;
         Ok(rows)
     }
 }

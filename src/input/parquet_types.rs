@@ -140,6 +140,21 @@ pub fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
     })
 }
 
+/// Hands each value of a column, as [`column_text`] has it, to `each` with its index; a text column
+/// (the usual one) without first gathering its values in a vector of their own.
+pub fn each_text(column: &Column, mut each: impl FnMut(usize, Cell)) -> PolarsResult<()> {
+    if column.dtype() == &DataType::String {
+        for (index, value) in column.str()?.iter().enumerate() {
+            each(index, value.map_or(Ok(None), checked));
+        }
+    } else {
+        for (index, cell) in column_text(column)?.into_iter().enumerate() {
+            each(index, cell);
+        }
+    }
+    Ok(())
+}
+
 fn binary_text(value: Option<&[u8]>) -> Cell {
     match value.map(std::str::from_utf8) {
         None => Ok(None),
