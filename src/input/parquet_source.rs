@@ -295,6 +295,35 @@ mod tests {
     }
 
     #[test]
+    fn a_row_with_several_unreadable_values_names_the_first_mapped_column_and_keeps_the_others() {
+        let frame = df!(
+            "order" => &["bad\0order", "A2"],
+            "name" => &["bad\0name", "이"],
+            "phone" => &["01012345678", "01000000001"],
+        )
+        .unwrap();
+        let (_dir, path) = written(frame, None);
+        let batch = ParquetRows::open(&path, &spec())
+            .unwrap()
+            .next_batch(10)
+            .unwrap()
+            .unwrap();
+        match &batch[0].unreadable {
+            Some(Unreadable::NotText { column, detail }) => {
+                assert_eq!((column.as_str(), detail.as_str()), ("name", "contains a NUL byte"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(batch[0].phone.as_deref(), Some("01012345678"));
+        assert_eq!(
+            (batch[0].name.as_deref(), batch[0].vars.as_slice()),
+            (None, [None].as_slice())
+        );
+        assert_eq!(batch[1].unreadable, None);
+        assert_eq!(batch[1].vars.as_slice(), [Some("A2".into())]);
+    }
+
+    #[test]
     fn read_on_every_core_the_rows_are_those_read_a_batch_at_a_time_numbered_alike() {
         let count = 1000usize;
         let frame = df!(
