@@ -85,8 +85,9 @@ pub fn type_name(dtype: &ArrowDataType) -> String {
     }
 }
 
-/// The values of a column read through polars, in row order.
-pub fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
+/// The values of a column read through polars, in row order (a text column is read by
+/// [`each_text`] itself).
+fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
     let text = |value: Option<String>| Ok(value.map(FieldText::from));
     let number = |value: Option<i64>| Ok(value.map(|n| n.to_compact_string()));
     Ok(match column.dtype() {
@@ -130,13 +131,7 @@ pub fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
         DataType::Time => physical(column, time_text)?,
         DataType::Binary => column.binary()?.iter().map(binary_text).collect(),
         DataType::BinaryOffset => column.binary_offset()?.iter().map(binary_text).collect(),
-        DataType::String => column.str()?.iter().map(|v| v.map_or(Ok(None), checked)).collect(),
-        _ => column
-            .cast(&DataType::String)?
-            .str()?
-            .iter()
-            .map(|v| v.map_or(Ok(None), checked))
-            .collect(),
+        _ => column.cast(&DataType::String)?.str()?.iter().map(text_cell).collect(),
     })
 }
 
@@ -145,7 +140,7 @@ pub fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
 pub fn each_text(column: &Column, mut each: impl FnMut(usize, Cell)) -> PolarsResult<()> {
     if column.dtype() == &DataType::String {
         for (index, value) in column.str()?.iter().enumerate() {
-            each(index, value.map_or(Ok(None), checked));
+            each(index, text_cell(value));
         }
     } else {
         for (index, cell) in column_text(column)?.into_iter().enumerate() {
@@ -161,6 +156,11 @@ fn binary_text(value: Option<&[u8]>) -> Cell {
         Some(Ok(text)) => checked(text),
         Some(Err(_)) => Err("binary that is not UTF-8 text"),
     }
+}
+
+/// A value of a text column: absent, or checked.
+fn text_cell(value: Option<&str>) -> Cell {
+    value.map_or(Ok(None), checked)
 }
 
 fn checked(value: &str) -> Cell {

@@ -39,14 +39,19 @@ pub(crate) enum Cell<'a> {
     Flag(bool),
 }
 
-impl Cell<'_> {
+impl<'a> Cell<'a> {
+    /// A text cell lending `text`.
+    pub fn borrowed(text: &'a str) -> Cell<'a> {
+        Cell::Text(Cow::Borrowed(text))
+    }
+
     /// The cell as CSV text: an absent number is empty.
     pub fn text(&self) -> String {
         self.csv_text(&mut itoa::Buffer::new()).to_string()
     }
 
     /// As [`Cell::text`], a number formatted in `number`, on the stack.
-    fn csv_text<'a>(&'a self, number: &'a mut itoa::Buffer) -> &'a str {
+    fn csv_text<'b>(&'b self, number: &'b mut itoa::Buffer) -> &'b str {
         match self {
             Cell::Text(text) => text,
             Cell::Count(Some(count)) => number.format(*count),
@@ -65,10 +70,8 @@ impl Cell<'_> {
 
 /// A row's cells, in the order of [`COLUMNS`].
 pub(super) fn cells(row: &ReportRow) -> [Cell<'_>; 18] {
-    fn text(text: &str) -> Cell<'_> {
-        Cell::Text(Cow::Borrowed(text))
-    }
-    let class = |value: Option<BillingClass>| Cell::Text(Cow::Borrowed(value.map_or("", BillingClass::as_str)));
+    let text = Cell::borrowed;
+    let class = |value: Option<BillingClass>| Cell::borrowed(value.map_or("", BillingClass::as_str));
     [
         Cell::Count(Some(row.row)),
         text(&row.phone),

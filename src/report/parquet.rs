@@ -16,7 +16,7 @@ use crate::input::FieldText;
 use anyhow::Result;
 use polars::prelude::{PlHashMap, PlSmallStr};
 use polars_arrow::array::{Array, BooleanArray, DictionaryArray, MutableBinaryViewArray, PrimitiveArray};
-use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, Field, IntegerType};
+use polars_arrow::datatypes::{ArrowDataType, ArrowSchema, ArrowSchemaRef, Field, IntegerType};
 use polars_parquet::write::{
     row_group_iter, CompressionOptions, Encoding, FileWriter, StatisticsOptions, Version, WriteOptions, ZstdLevel,
 };
@@ -113,17 +113,25 @@ impl TextColumn {
         }
     }
 
-    /// Turns the rows gathered so far into plain texts, and keeps on that way for this group.
-    fn go_plain(&mut self) {
-        let mut plain = MutableBinaryViewArray::with_capacity(ROW_GROUP_ROWS);
-        for &key in &self.keys {
-            plain.push_value_ignore_validity(self.values.value(key as usize));
-        }
-        self.plain = Some(plain);
-        self.keys.clear();
+    /// The dictionary gathered so far (its values, and each row's key); the column's dictionary
+    /// starts again empty.
+    fn take_dictionary(&mut self) -> (MutableBinaryViewArray<str>, Vec<u32>) {
         self.keys_of.clear();
         self.slot_keys = [NO_KEY; SLOTS];
-        self.values = MutableBinaryViewArray::new();
+        (
+            std::mem::replace(&mut self.values, MutableBinaryViewArray::new()),
+            std::mem::replace(&mut self.keys, Vec::with_capacity(ROW_GROUP_ROWS)),
+        )
+    }
+
+    /// Turns the rows gathered so far into plain texts, and keeps on that way for this group.
+    fn go_plain(&mut self) {
+        let (values, keys) = self.take_dictionary();
+        let mut plain = MutableBinaryViewArray::with_capacity(ROW_GROUP_ROWS);
+        for key in keys {
+            plain.push_value_ignore_validity(values.value(key as usize));
+        }
+        self.plain = Some(plain);
     }
 
     /// The group's column and how to encode it; the column starts again empty, as a dictionary.
@@ -131,10 +139,8 @@ impl TextColumn {
         if let Some(plain) = self.plain.take() {
             return Ok((plain.freeze().boxed(), Encoding::Plain));
         }
-        let values = std::mem::replace(&mut self.values, MutableBinaryViewArray::new()).freeze();
-        let keys = PrimitiveArray::from_vec(std::mem::replace(&mut self.keys, Vec::with_capacity(ROW_GROUP_ROWS)));
-        self.keys_of.clear();
-        self.slot_keys = [NO_KEY; SLOTS];
+        let (values, keys) = self.take_dictionary();
+        let (values, keys) = (values.freeze(), PrimitiveArray::from_vec(keys));
         let dtype = ArrowDataType::Dictionary(IntegerType::UInt32, Box::new(ArrowDataType::Utf8View), false);
         let column = DictionaryArray::try_new(dtype, keys, values.boxed())?;
         Ok((column.boxed(), Encoding::RleDictionary))
@@ -264,6 +270,8 @@ impl Columns {
 /// report.parquet, written a row group at a time: the report never holds more than a group.
 pub(super) struct ParquetSink {
     writer: FileWriter<std::fs::File>,
+    /// The file's schema, which every row group is handed.
+    schema: ArrowSchemaRef,
     columns: Columns,
 }
 
@@ -282,8 +290,10 @@ impl ParquetSink {
             version: Version::V1,
             data_page_size: None,
         };
+        let schema = std::sync::Arc::new(schema);
         Ok(ParquetSink {
-            writer: FileWriter::try_new(file, schema, options)?,
+            writer: FileWriter::try_new(file, schema.as_ref().clone(), options)?,
+            schema,
             columns: Columns::new(),
         })
     }
@@ -301,8 +311,7 @@ impl ParquetSink {
     fn write_group(&mut self) -> Result<()> {
         let rows = self.columns.len();
         let (arrays, encodings): (Vec<Box<dyn Array>>, Vec<Encoding>) = self.columns.take()?.into_iter().unzip();
-        let schema = std::sync::Arc::new(self.writer.schema().clone());
-        let group = polars_arrow::record_batch::RecordBatchT::try_new(rows, schema, arrays)?;
+        let group = polars_arrow::record_batch::RecordBatchT::try_new(rows, self.schema.clone(), arrays)?;
         let fields = self.writer.parquet_schema().fields().to_vec();
         let encodings: Vec<Vec<Encoding>> = encodings.into_iter().map(|encoding| vec![encoding]).collect();
         let options = self.writer.options();

@@ -203,7 +203,9 @@ fn write_summary(sheet: &mut Worksheet, summary: &Summary, formats: &Formats) ->
         row += 1;
         Ok(())
     };
-    let text = |text: &str| Cell::Text(text.to_string().into());
+    fn text(text: &str) -> Cell<'_> {
+        Cell::borrowed(text)
+    }
     let count = |count: u64| Cell::Count(Some(count));
     line(
         sheet,
