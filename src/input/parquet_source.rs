@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::sync_channel;
 
 /// The most rows decoded at once. Decoding a slice of a row group costs more than its share of
 /// decoding the group whole, but a decoded range stays in memory while its pieces are made into
@@ -122,9 +123,9 @@ impl ParquetRows {
     }
 
     /// Reads every row, each piece made into rows by one worker thread per core (with
-    /// `with_each` run on them there), while this thread decodes the row groups; hands each
-    /// piece's rows and what `with_each` made of them to `deliver` in file order, until it
-    /// answers false.
+    /// `with_each` run on them there), while one thread decodes the next range ahead and this
+    /// thread cuts the decoded ranges into pieces; hands each piece's rows and what `with_each`
+    /// made of them to `deliver` in file order, until it answers false.
     pub fn read_parallel<D: Send>(
         &mut self,
         with_each: impl Fn(&[RawRow]) -> D + Sync,
@@ -136,26 +137,49 @@ impl ParquetRows {
             piece_rows,
         } = self;
         let (decoder, piece_rows) = (&*decoder, *piece_rows);
-        ordered::in_order(
-            cursor,
-            |cursor| cursor.next_piece(decoder, piece_rows),
-            |piece: Piece| {
-                decoder.rows(&piece).map(|rows| {
-                    let made = with_each(&rows);
-                    (rows, made)
-                })
-            },
-            |_, made| {
-                let (rows, made) = made?;
-                Ok(rows.is_empty() || deliver(rows, made))
-            },
-        )
+        let slices = std::mem::take(&mut cursor.slices);
+        std::thread::scope(|scope| {
+            // The next range is decoded while this one is cut into pieces and made into rows,
+            // and waits in the decoding thread until it is asked for: decoding no longer stops
+            // the workers at every range, and no more than two ranges are held at once.
+            let (ahead, decoded) = sync_channel::<Result<(DataFrame, usize), InputError>>(0);
+            scope.spawn(move || {
+                for (offset, length) in slices {
+                    let range = decoder.decode(offset, length).map(|frame| (frame, offset));
+                    let failed = range.is_err();
+                    if ahead.send(range).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            // Moved into `next_job`, so that when the reading stops early the decoding thread's
+            // next hand-off fails and it ends.
+            ordered::in_order(
+                cursor,
+                move |cursor| cursor.next_piece(piece_rows, |_| decoded.recv().ok().transpose()),
+                |piece: Piece| {
+                    decoder.rows(&piece).map(|rows| {
+                        let made = with_each(&rows);
+                        (rows, made)
+                    })
+                },
+                |_, made| {
+                    let (rows, made) = made?;
+                    Ok(rows.is_empty() || deliver(rows, made))
+                },
+            )
+        })
     }
 }
 
 impl Cursor {
-    /// The next piece of at most `max` rows, decoding the next range when the last one is cut up.
-    fn next_piece(&mut self, decoder: &Decoder, max: usize) -> Result<Option<Piece>, InputError> {
+    /// The next piece of at most `max` rows, taking the next decoded range from `next_range`
+    /// (given the ranges still to decode) when the last one is cut up.
+    fn next_piece(
+        &mut self,
+        max: usize,
+        mut next_range: impl FnMut(&mut VecDeque<(usize, usize)>) -> Result<Option<(DataFrame, usize)>, InputError>,
+    ) -> Result<Option<Piece>, InputError> {
         loop {
             if let Some((frame, offset, cut)) = &mut self.decoded {
                 if *cut < frame.height() {
@@ -168,11 +192,11 @@ impl Cursor {
                     return Ok(Some(piece));
                 }
             }
-            let Some((offset, length)) = self.slices.pop_front() else {
-                self.decoded = None;
+            self.decoded = None;
+            let Some((frame, offset)) = next_range(&mut self.slices)? else {
                 return Ok(None);
             };
-            self.decoded = Some((decoder.decode(offset, length)?, offset, 0));
+            self.decoded = Some((frame, offset, 0));
         }
     }
 }
@@ -238,7 +262,14 @@ impl Decoder {
 
 impl RowSource for ParquetRows {
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError> {
-        match self.cursor.next_piece(&self.decoder, max.max(1))? {
+        let decoder = &self.decoder;
+        let piece = self.cursor.next_piece(max.max(1), |slices| {
+            slices
+                .pop_front()
+                .map(|(offset, length)| Ok((decoder.decode(offset, length)?, offset)))
+                .transpose()
+        })?;
+        match piece {
             None => Ok(None),
             Some(piece) => self.decoder.rows(&piece).map(Some),
         }
@@ -361,5 +392,59 @@ mod tests {
             (1..=count as u64).collect::<Vec<_>>()
         );
         assert!(sizes.len() > count / 10 && sizes.iter().all(|&n| n <= 10), "{sizes:?}");
+    }
+
+    /// A file of `count` rows in row groups of 64, and the `ParquetRows` over it that decodes 24
+    /// rows at a time and makes 10 at once.
+    fn small_groups(count: usize) -> (tempfile::TempDir, PathBuf) {
+        let frame = df!(
+            "phone" => (0..count).map(|i| format!("010{i:08}")).collect::<Vec<_>>(),
+            "name" => (0..count).map(|i| format!("이름{i}")).collect::<Vec<_>>(),
+            "order" => (0..count).map(|i| format!("A{i}")).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        written(frame, Some(64))
+    }
+
+    #[test]
+    fn a_damaged_row_group_mid_file_ends_the_reading_with_an_error_naming_the_file() {
+        let (_dir, path) = small_groups(1000);
+        let rows = ParquetRows::open_sized(&path, &spec(), 24, 10).unwrap();
+        let damaged = rows.decoder.metadata.row_groups[5].full_byte_range();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[damaged.start as usize..damaged.end as usize].fill(0xA5);
+        std::fs::write(&path, bytes).unwrap();
+        let mut rows = ParquetRows::open_sized(&path, &spec(), 24, 10).unwrap();
+        let mut read = Vec::new();
+        let outcome = rows.read_parallel(
+            |_| (),
+            |piece, ()| {
+                read.extend(piece.into_iter().map(|row| row.row));
+                true
+            },
+        );
+        match outcome {
+            Err(InputError::Parquet { path: named, .. }) => assert_eq!(named, path),
+            other => panic!("{other:?}"),
+        }
+        // Every row before the damaged group came, in order, and none from it or after it.
+        assert_eq!(read, (1..=read.len() as u64).collect::<Vec<_>>());
+        assert!(read.len() <= 5 * 64, "{} rows", read.len());
+    }
+
+    #[test]
+    fn a_reading_stopped_early_delivers_nothing_after_the_stop() {
+        let (_dir, path) = small_groups(1000);
+        let mut rows = ParquetRows::open_sized(&path, &spec(), 24, 10).unwrap();
+        let mut pieces = 0;
+        rows.read_parallel(
+            |_| (),
+            |_, ()| {
+                pieces += 1;
+                pieces < 3
+            },
+        )
+        .unwrap();
+        assert_eq!(pieces, 3);
     }
 }
