@@ -51,7 +51,7 @@ impl<'a> Cell<'a> {
     }
 
     /// As [`Cell::text`], a number formatted in `number`, on the stack.
-    fn csv_text<'b>(&'b self, number: &'b mut itoa::Buffer) -> &'b str {
+    pub(super) fn csv_text<'b>(&'b self, number: &'b mut itoa::Buffer) -> &'b str {
         match self {
             Cell::Text(text) => text,
             Cell::Count(Some(count)) => number.format(*count),
@@ -94,26 +94,8 @@ pub(super) fn cells(row: &ReportRow) -> [Cell<'_>; 18] {
     ]
 }
 
-/// Writes a row as a CSV record, in the order of [`COLUMNS`], each cell as [`Cell::text`] has it
-/// without an allocation (this is every row of a report). The cells go through `record`, reused
-/// from row to row: the csv crate writes a whole `ByteRecord` that fits its buffer on a fast path,
-/// where field by field it pays its state machine for every field (10 M rows: the CSV thread's
-/// CPU went from 9.0 s to 7.4 s).
-pub(super) fn write_csv_record<W: std::io::Write>(
-    writer: &mut csv::Writer<W>,
-    record: &mut csv::ByteRecord,
-    row: &ReportRow,
-) -> csv::Result<()> {
-    let mut number = itoa::Buffer::new();
-    record.clear();
-    for cell in cells(row) {
-        record.push_field(cell.csv_text(&mut number).as_bytes());
-    }
-    writer.write_byte_record(record)
-}
-
 /// The byte-order mark Excel needs to read a CSV file as UTF-8 rather than the system's code page.
-const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
+pub(super) const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// A CSV writer on `file`, opening with the UTF-8 byte-order mark when `bom` asks for it.
 pub(crate) fn csv_writer(mut file: std::fs::File, bom: bool) -> std::io::Result<csv::Writer<std::fs::File>> {

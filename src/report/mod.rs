@@ -3,6 +3,7 @@
 //! The rows come from the plan walked again; each chunk the checkpoint knows is checked against
 //! the chunk cut again before its rows are trusted, and the files appear only when every row was.
 
+mod csv_rows;
 mod files;
 mod parquet;
 mod row;
@@ -364,8 +365,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     let csv_file = Staged::new(out.join("report.csv"));
     let parquet_file = Staged::new(out.join("report.parquet"));
     let xlsx_file = Staged::new(out.join("report.xlsx"));
-    let mut csv_writer = csv_writer(csv_file.create()?, csv_bom)?;
-    csv_writer.write_record(COLUMNS)?;
+    let mut csv_rows = csv_rows::CsvRows::create(csv_file.create()?, csv_bom)?;
     let mut parquet = parquet::ParquetSink::create(parquet_file.create()?)?;
     let workbook = if xlsx {
         Some(xlsx::RowsWorkbook::new(&out)?)
@@ -377,21 +377,20 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     // workbook's cells alone cost as much as the rest together). The workbook's Summary sheet
     // comes once the walk is done.
     type Batch = std::sync::Arc<Vec<ReportRow>>;
-    let (to_csv, csv_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
+    let (to_csv, csv_batches) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (to_parquet, parquet_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (to_workbook, workbook_rows) = std::sync::mpsc::sync_channel::<Batch>(4);
     let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
     let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
     let (walked, csv_built, parquet_built, workbook_built) = std::thread::scope(|scope| {
         let csv_builder = scope.spawn(move || -> Result<()> {
-            let written = (|| -> csv::Result<()> {
-                let mut record = csv::ByteRecord::new();
-                for batch in csv_rows {
+            let written = (|| -> std::io::Result<()> {
+                for batch in csv_batches {
                     for row in batch.iter() {
-                        files::write_csv_record(&mut csv_writer, &mut record, row)?;
+                        csv_rows.push(row)?;
                     }
                 }
-                csv_writer.flush()?;
+                csv_rows.finish()?;
                 Ok(())
             })();
             written.context("cannot write report.csv")
