@@ -121,9 +121,7 @@ mod tests {
         let mut writer = csv::Writer::from_writer(out);
         writer.write_record(COLUMNS).unwrap();
         for row in rows {
-            writer
-                .write_record(cells(row).iter().map(|cell| cell.text()))
-                .unwrap();
+            writer.write_record(cells(row).iter().map(|cell| cell.text())).unwrap();
         }
         writer.into_inner().unwrap()
     }
@@ -157,7 +155,10 @@ mod tests {
             .records()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!((records.len(), &records[0][2], &records[0][11]), (1, "김, \"민수\"", "line\r\nbreak"));
+        assert_eq!(
+            (records.len(), &records[0][2], &records[0][11]),
+            (1, "김, \"민수\"", "line\r\nbreak")
+        );
     }
 
     #[test]
