@@ -139,8 +139,21 @@ fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
 /// (the usual one) without first gathering its values in a vector of their own.
 pub fn each_text(column: &Column, mut each: impl FnMut(usize, Cell)) -> PolarsResult<()> {
     if column.dtype() == &DataType::String {
-        for (index, value) in column.str()?.iter().enumerate() {
-            each(index, text_cell(value));
+        use polars_arrow::array::Array;
+        // Array by array: a column without a missing value skips the validity of each one.
+        let mut index = 0;
+        for array in column.str()?.downcast_iter() {
+            if array.null_count() == 0 {
+                for value in array.values_iter() {
+                    each(index, checked(value));
+                    index += 1;
+                }
+            } else {
+                for value in array.iter() {
+                    each(index, text_cell(value));
+                    index += 1;
+                }
+            }
         }
     } else {
         for (index, cell) in column_text(column)?.into_iter().enumerate() {
@@ -328,5 +341,28 @@ mod tests {
         assert_eq!(duration_text(-1_500, TimeUnit::Milliseconds), "-PT1.5S");
         assert_eq!(duration_text(0, TimeUnit::Nanoseconds), "PT0S");
         assert_eq!(duration_text(2 * 86_400_000, TimeUnit::Milliseconds), "P2D");
+    }
+
+    #[test]
+    fn a_text_column_of_several_arrays_is_read_in_order_with_its_gaps_and_problems() {
+        let mut column = StringChunked::new("t".into(), &["a", "b\0c"]);
+        column
+            .append(&StringChunked::new("t".into(), &[None, Some("d")]))
+            .unwrap();
+        column.append(&StringChunked::new("t".into(), &["e"])).unwrap();
+        assert_eq!(column.chunks().len(), 3);
+        let mut seen = Vec::new();
+        each_text(&column.into_column(), |index, cell| seen.push((index, cell))).unwrap();
+        let text = |value: &str| Ok(Some(FieldText::from(value)));
+        assert_eq!(
+            seen,
+            [
+                (0, text("a")),
+                (1, Err("contains a NUL byte")),
+                (2, Ok(None)),
+                (3, text("d")),
+                (4, text("e")),
+            ]
+        );
     }
 }
