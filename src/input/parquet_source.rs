@@ -35,6 +35,8 @@ struct Cursor {
     slices: VecDeque<(usize, usize)>,
     /// The range decoded last: its rows, its offset, and how many were cut into pieces already.
     decoded: Option<(DataFrame, usize, usize)>,
+    /// Set once the last range was cut up: no range is asked for after it.
+    ended: bool,
 }
 
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
@@ -117,7 +119,11 @@ impl ParquetRows {
                 columns: wanted,
                 has_name: columns.name.is_some(),
             },
-            cursor: Cursor { slices, decoded: None },
+            cursor: Cursor {
+                slices,
+                decoded: None,
+                ended: false,
+            },
             piece_rows,
         })
     }
@@ -142,21 +148,29 @@ impl ParquetRows {
             // The next range is decoded while this one is cut into pieces and made into rows,
             // and waits in the decoding thread until it is asked for: decoding no longer stops
             // the workers at every range, and no more than two ranges are held at once.
-            let (ahead, decoded) = sync_channel::<Result<(DataFrame, usize), InputError>>(0);
+            type Range = Result<Option<(DataFrame, usize)>, InputError>;
+            let (ahead, decoded) = sync_channel::<Range>(0);
             scope.spawn(move || {
                 for (offset, length) in slices {
-                    let range = decoder.decode(offset, length).map(|frame| (frame, offset));
+                    let range = decoder.decode(offset, length).map(|frame| Some((frame, offset)));
                     let failed = range.is_err();
                     if ahead.send(range).is_err() || failed {
                         return;
                     }
                 }
+                // The end is said, not inferred from the thread's going: a thread that stopped
+                // without saying so is an error, never the end of the file.
+                let _ = ahead.send(Ok(None));
             });
+            let stopped = || InputError::Parquet {
+                path: decoder.path.clone(),
+                message: "the decoding thread stopped".into(),
+            };
             // Moved into `next_job`, so that when the reading stops early the decoding thread's
             // next hand-off fails and it ends.
             ordered::in_order(
                 cursor,
-                move |cursor| cursor.next_piece(piece_rows, |_| decoded.recv().ok().transpose()),
+                move |cursor| cursor.next_piece(piece_rows, |_| decoded.recv().unwrap_or_else(|_| Err(stopped()))),
                 |piece: Piece| {
                     decoder.rows(&piece).map(|rows| {
                         let made = with_each(&rows);
@@ -193,7 +207,11 @@ impl Cursor {
                 }
             }
             self.decoded = None;
+            if self.ended {
+                return Ok(None);
+            }
             let Some((frame, offset)) = next_range(&mut self.slices)? else {
+                self.ended = true;
                 return Ok(None);
             };
             self.decoded = Some((frame, offset, 0));
