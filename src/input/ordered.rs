@@ -7,7 +7,8 @@ type Answer<R> = std::thread::Result<R>;
 
 /// Takes jobs from `next_job` on the calling thread, a few per worker ahead, runs `work` on each
 /// on one worker thread per core, and hands each answer to `deliver` in the order the jobs came,
-/// until the jobs end or `deliver` answers false. `state` is what `next_job` and `deliver` both
+/// until the jobs end or `deliver` answers false. `next_job` is not asked again once it answered
+/// `None`. `state` is what `next_job` and `deliver` both
 /// change. A worker's panic goes on in the calling thread, where its caller reports it.
 pub fn in_order<S, J: Send, R: Send, E>(
     state: &mut S,
@@ -34,15 +35,22 @@ pub fn in_order<S, J: Send, R: Send, E>(
             });
         }
         let mut pending: VecDeque<Receiver<Answer<R>>> = VecDeque::with_capacity(ahead + 1);
+        // Once `next_job` said the jobs ended it is not asked again.
+        let mut jobs_ended = false;
         loop {
-            if let Some(job) = next_job(state)? {
-                let (done, answer) = sync_channel::<Answer<R>>(1);
-                if jobs.send((job, done)).is_err() {
-                    panic!("the workers stopped");
-                }
-                pending.push_back(answer);
-                if pending.len() <= ahead {
-                    continue;
+            if !jobs_ended {
+                match next_job(state)? {
+                    Some(job) => {
+                        let (done, answer) = sync_channel::<Answer<R>>(1);
+                        if jobs.send((job, done)).is_err() {
+                            panic!("the workers stopped");
+                        }
+                        pending.push_back(answer);
+                        if pending.len() <= ahead {
+                            continue;
+                        }
+                    }
+                    None => jobs_ended = true,
                 }
             }
             let Some(next) = pending.pop_front() else {
@@ -148,5 +156,25 @@ mod tests {
             crate::contained::panic_message(panic.as_ref()).as_deref(),
             Some("job 3 broke")
         );
+    }
+
+    #[test]
+    fn the_jobs_are_not_asked_for_again_once_they_ended() {
+        let mut asked_after_the_end = 0u32;
+        let mut next = 0u32;
+        let outcome: Result<(), ()> = in_order(
+            &mut (),
+            |_| {
+                if next == 30 {
+                    asked_after_the_end += 1;
+                    return Ok(None);
+                }
+                next += 1;
+                Ok(Some(next))
+            },
+            |job| job,
+            |_, _| Ok(true),
+        );
+        assert_eq!((outcome, asked_after_the_end), (Ok(()), 1));
     }
 }

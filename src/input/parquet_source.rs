@@ -24,19 +24,17 @@ const PIECE_ROWS: usize = 16 * 1024;
 
 pub struct ParquetRows {
     decoder: Decoder,
+    /// Row ranges still to decode: (offset, length), aligned to row groups.
+    slices: VecDeque<(usize, usize)>,
     cursor: Cursor,
     /// Rows a worker makes at once (`PIECE_ROWS`; smaller in tests).
     piece_rows: usize,
 }
 
-/// Where the reading stands.
+/// Where the cutting of decoded ranges into pieces stands.
 struct Cursor {
-    /// Row ranges still to decode: (offset, length), aligned to row groups.
-    slices: VecDeque<(usize, usize)>,
     /// The range decoded last: its rows, its offset, and how many were cut into pieces already.
     decoded: Option<(DataFrame, usize, usize)>,
-    /// Set once the last range was cut up: no range is asked for after it.
-    ended: bool,
 }
 
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
@@ -119,11 +117,8 @@ impl ParquetRows {
                 columns: wanted,
                 has_name: columns.name.is_some(),
             },
-            cursor: Cursor {
-                slices,
-                decoded: None,
-                ended: false,
-            },
+            slices,
+            cursor: Cursor { decoded: None },
             piece_rows,
         })
     }
@@ -139,11 +134,12 @@ impl ParquetRows {
     ) -> Result<(), InputError> {
         let ParquetRows {
             decoder,
+            slices,
             cursor,
             piece_rows,
         } = self;
         let (decoder, piece_rows) = (&*decoder, *piece_rows);
-        let slices = std::mem::take(&mut cursor.slices);
+        let slices = std::mem::take(slices);
         std::thread::scope(|scope| {
             // The next range is decoded while this one is cut into pieces and made into rows,
             // and waits in the decoding thread until it is asked for: decoding no longer stops
@@ -170,7 +166,7 @@ impl ParquetRows {
             // next hand-off fails and it ends.
             ordered::in_order(
                 cursor,
-                move |cursor| cursor.next_piece(piece_rows, |_| decoded.recv().unwrap_or_else(|_| Err(stopped()))),
+                move |cursor| cursor.next_piece(piece_rows, || decoded.recv().unwrap_or_else(|_| Err(stopped()))),
                 |piece: Piece| {
                     decoder.rows(&piece).map(|rows| {
                         let made = with_each(&rows);
@@ -187,12 +183,12 @@ impl ParquetRows {
 }
 
 impl Cursor {
-    /// The next piece of at most `max` rows, taking the next decoded range from `next_range`
-    /// (given the ranges still to decode) when the last one is cut up.
+    /// The next piece of at most `max` rows, taking the next decoded range and its offset from
+    /// `next_range` when the last one is cut up.
     fn next_piece(
         &mut self,
         max: usize,
-        mut next_range: impl FnMut(&mut VecDeque<(usize, usize)>) -> Result<Option<(DataFrame, usize)>, InputError>,
+        mut next_range: impl FnMut() -> Result<Option<(DataFrame, usize)>, InputError>,
     ) -> Result<Option<Piece>, InputError> {
         loop {
             if let Some((frame, offset, cut)) = &mut self.decoded {
@@ -207,11 +203,7 @@ impl Cursor {
                 }
             }
             self.decoded = None;
-            if self.ended {
-                return Ok(None);
-            }
-            let Some((frame, offset)) = next_range(&mut self.slices)? else {
-                self.ended = true;
+            let Some((frame, offset)) = next_range()? else {
                 return Ok(None);
             };
             self.decoded = Some((frame, offset, 0));
@@ -280,8 +272,8 @@ impl Decoder {
 
 impl RowSource for ParquetRows {
     fn next_batch(&mut self, max: usize) -> Result<Option<Vec<RawRow>>, InputError> {
-        let decoder = &self.decoder;
-        let piece = self.cursor.next_piece(max.max(1), |slices| {
+        let (decoder, slices) = (&self.decoder, &mut self.slices);
+        let piece = self.cursor.next_piece(max.max(1), || {
             slices
                 .pop_front()
                 .map(|(offset, length)| Ok((decoder.decode(offset, length)?, offset)))

@@ -2,11 +2,11 @@
 //!
 //! report.csv is every row of a run (930 MB at 10 M rows). Through the csv crate each cell was
 //! copied twice, into a reused `ByteRecord` and then into the writer's buffer, and each one scanned
-//! for quoting on the way; here a record is copied once and scanned once, whole. The output is the csv crate's
-//! (`QuoteStyle::Necessary`, a quote doubled, `\n` after each record): a test holds the two
-//! byte for byte on any texts.
+//! for quoting on the way; here a record is copied once and scanned once, whole. The output is the
+//! csv crate's (`QuoteStyle::Necessary`, a quote doubled, `\n` after each record): a test holds
+//! the two byte for byte on any texts.
 
-use super::files::{cells, COLUMNS, UTF8_BOM};
+use super::files::{cells, Cell, COLUMNS, UTF8_BOM};
 use super::row::ReportRow;
 use std::io::Write;
 
@@ -30,37 +30,12 @@ impl<W: Write> CsvRows<W> {
         if bom {
             rows.buffer.extend_from_slice(UTF8_BOM);
         }
-        for (index, name) in COLUMNS.iter().enumerate() {
-            rows.field(index, name.as_bytes());
-        }
-        rows.end_record()?;
+        rows.record(&COLUMNS.map(Cell::borrowed))?;
         Ok(rows)
     }
 
     pub fn push(&mut self, row: &ReportRow) -> std::io::Result<()> {
-        let cells = cells(row);
-        let mut number = itoa::Buffer::new();
-        // Almost no record needs a quote: it is written as it is, then checked once, whole,
-        // which is cheaper than checking each of its 18 fields; the rare one is written again.
-        let start = self.buffer.len();
-        for (index, cell) in cells.iter().enumerate() {
-            if index > 0 {
-                self.buffer.push(b',');
-            }
-            self.buffer.extend_from_slice(cell.csv_text(&mut number).as_bytes());
-        }
-        let written = &self.buffer[start..];
-        let commas = written.iter().filter(|&&byte| byte == b',').count();
-        let breaks_or_quotes = written
-            .iter()
-            .fold(false, |seen, &byte| seen | matches!(byte, b'"' | b'\n' | b'\r'));
-        if commas != cells.len() - 1 || breaks_or_quotes {
-            self.buffer.truncate(start);
-            for (index, cell) in cells.iter().enumerate() {
-                self.field(index, cell.csv_text(&mut number).as_bytes());
-            }
-        }
-        self.end_record()
+        self.record(&cells(row))
     }
 
     /// Writes what is left in the buffer, and hands the file back.
@@ -70,22 +45,38 @@ impl<W: Write> CsvRows<W> {
         Ok(self.out)
     }
 
-    /// The record's field at `index`, after a comma unless it is the first.
-    fn field(&mut self, index: usize, text: &[u8]) {
-        if index > 0 {
-            self.buffer.push(b',');
+    /// A record of `cells`; the buffer goes to the file once it holds [`WRITE_BYTES`].
+    fn record(&mut self, cells: &[Cell<'_>]) -> std::io::Result<()> {
+        // Almost no record needs a quote: it is written as it is, then checked once, whole,
+        // which is cheaper than checking each of its fields; the rare one is written again.
+        let start = self.buffer.len();
+        write_fields(&mut self.buffer, cells, |buffer, text| buffer.extend_from_slice(text));
+        let written = &self.buffer[start..];
+        let commas = written.iter().filter(|&&byte| byte == b',').count();
+        let breaks_or_quotes = written
+            .iter()
+            .fold(false, |seen, &byte| seen | matches!(byte, b'"' | b'\n' | b'\r'));
+        if commas != cells.len() - 1 || breaks_or_quotes {
+            self.buffer.truncate(start);
+            write_fields(&mut self.buffer, cells, push_field);
         }
-        push_field(&mut self.buffer, text);
-    }
-
-    /// Ends the record; the buffer goes to the file once it holds [`WRITE_BYTES`].
-    fn end_record(&mut self) -> std::io::Result<()> {
         self.buffer.push(b'\n');
         if self.buffer.len() >= WRITE_BYTES {
             self.out.write_all(&self.buffer)?;
             self.buffer.clear();
         }
         Ok(())
+    }
+}
+
+/// Each cell's CSV text through `write`, a comma between two.
+fn write_fields(buffer: &mut Vec<u8>, cells: &[Cell<'_>], write: impl Fn(&mut Vec<u8>, &[u8])) {
+    let mut number = itoa::Buffer::new();
+    for (index, cell) in cells.iter().enumerate() {
+        if index > 0 {
+            buffer.push(b',');
+        }
+        write(buffer, cell.csv_text(&mut number).as_bytes());
     }
 }
 

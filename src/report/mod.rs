@@ -383,8 +383,8 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     // comes once the walk is done.
     type Batch = std::sync::Arc<Vec<ReportRow>>;
     let (to_csv, csv_batches) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
-    let (to_parquet, parquet_rows) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
-    let (to_workbook, workbook_rows) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
+    let (to_parquet, parquet_batches) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
+    let (to_workbook, workbook_batches) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
     let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
     let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
     let (walked, csv_built, parquet_built, workbook_built) = std::thread::scope(|scope| {
@@ -402,7 +402,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
         });
         let parquet_builder = scope.spawn(move || -> Result<()> {
             let written = (|| {
-                for batch in parquet_rows {
+                for batch in parquet_batches {
                     parquet.push(&batch)?;
                 }
                 parquet.finish()
@@ -415,7 +415,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
             };
             // rust_xlsxwriter's streamed sheets panic when a write fails (a full disk).
             crate::contained::contain("cannot write report.xlsx", || {
-                for batch in workbook_rows {
+                for batch in workbook_batches {
                     for row in batch.iter() {
                         workbook.push(row)?;
                     }
