@@ -30,12 +30,19 @@ pub struct MessagePreview {
     pub chosen: &'static str,
 }
 
-/// Gathers previews while the plan is walked.
+/// Gathers previews while the plan is walked: per lane, the first rows and the longest message.
 pub struct Previews<'a> {
     campaign: &'a Campaign,
     per_lane: usize,
-    first: BTreeMap<Lane, Vec<MessagePreview>>,
-    longest: BTreeMap<Lane, MessagePreview>,
+    first: BTreeMap<Lane, Vec<Chosen>>,
+    longest: BTreeMap<Lane, Chosen>,
+}
+
+/// A chosen row: its preview and the recipient it was made from (to send it to a test number).
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    pub preview: MessagePreview,
+    pub recipient: Recipient,
 }
 
 impl<'a> Previews<'a> {
@@ -48,7 +55,8 @@ impl<'a> Previews<'a> {
         }
     }
 
-    fn render(&self, recipient: &Recipient, chosen: &'static str) -> MessagePreview {
+    /// The preview of one recipient's message; `chosen` says why it was picked.
+    pub fn render(&self, recipient: &Recipient, chosen: &'static str) -> MessagePreview {
         let mapping = recipient.mapping(self.campaign);
         let text = self
             .campaign
@@ -76,6 +84,13 @@ impl<'a> Previews<'a> {
         }
     }
 
+    fn choose(&self, recipient: &Recipient, chosen: &'static str) -> Chosen {
+        Chosen {
+            preview: self.render(recipient, chosen),
+            recipient: recipient.clone(),
+        }
+    }
+
     /// Looks at one planned row.
     pub fn see(&mut self, planned: &PlannedRow) {
         let Fate::Valid(recipient) = &planned.fate else {
@@ -83,8 +98,8 @@ impl<'a> Previews<'a> {
         };
         let first = self.first.entry(recipient.lane).or_default();
         if first.len() < self.per_lane {
-            let preview = self.render(recipient, "first");
-            self.first.entry(recipient.lane).or_default().push(preview);
+            let chosen = self.choose(recipient, "first");
+            self.first.entry(recipient.lane).or_default().push(chosen);
             return;
         }
         let Some(template) = self.campaign.lane_text() else {
@@ -97,16 +112,24 @@ impl<'a> Previews<'a> {
         let longest_so_far = self
             .longest
             .get(&recipient.lane)
-            .map_or(0, |preview| preview.bytes.unwrap_or(0));
-        let first_longest = first.iter().map(|p| p.bytes.unwrap_or(0)).max().unwrap_or(0);
+            .map_or(0, |chosen| chosen.preview.bytes.unwrap_or(0));
+        let first_longest = first.iter().map(|c| c.preview.bytes.unwrap_or(0)).max().unwrap_or(0);
         if length > longest_so_far && length > first_longest {
-            let preview = self.render(recipient, "longest");
-            self.longest.insert(recipient.lane, preview);
+            let chosen = self.choose(recipient, "longest");
+            self.longest.insert(recipient.lane, chosen);
         }
     }
 
     /// Per lane: the first rows, then the longest message when it is not among them.
-    pub fn finish(mut self) -> BTreeMap<Lane, Vec<MessagePreview>> {
+    pub fn finish(self) -> BTreeMap<Lane, Vec<MessagePreview>> {
+        self.finish_chosen()
+            .into_iter()
+            .map(|(lane, chosen)| (lane, chosen.into_iter().map(|c| c.preview).collect()))
+            .collect()
+    }
+
+    /// As [`Previews::finish`], with the recipients.
+    pub fn finish_chosen(mut self) -> BTreeMap<Lane, Vec<Chosen>> {
         for (lane, longest) in std::mem::take(&mut self.longest) {
             self.first.entry(lane).or_default().push(longest);
         }

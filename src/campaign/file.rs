@@ -135,6 +135,8 @@ pub(super) struct SendFile {
     pub quiet_hours: Option<QuietHoursMode>,
     pub timeout_secs: Option<u64>,
     pub max_attempts: Option<u32>,
+    /// Spend cap in won: the run never lets charged + reserved pass it.
+    pub budget: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, Default)]

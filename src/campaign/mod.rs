@@ -198,6 +198,36 @@ pub struct SendSettings {
     pub quiet_hours: QuietHoursMode,
     pub timeout_secs: u64,
     pub max_attempts: u32,
+    /// Spend cap in won (`[send] budget`); needs `[prices]`.
+    pub budget: Option<i64>,
+}
+
+/// Settings a run may change without touching the campaign file (flags, `msgbatch adjust`):
+/// they are not part of the campaign's fingerprint, so changing them never stops a resume.
+pub const PACE_SETTINGS: [&str; 3] = ["concurrency", "messages_per_second", "budget"];
+
+/// The one rule for a concurrency, in the campaign file or on the command line.
+pub fn check_concurrency(concurrency: usize) -> Result<usize, String> {
+    if concurrency == 0 || concurrency > 256 {
+        return Err(format!("must be 1 to 256, got {concurrency}"));
+    }
+    Ok(concurrency)
+}
+
+/// The one rule for a rate in messages per second.
+pub fn check_rate(rate: f64) -> Result<f64, String> {
+    if !(rate > 0.0 && rate.is_finite()) {
+        return Err("must be a positive number".into());
+    }
+    Ok(rate)
+}
+
+/// The one rule for a budget in won.
+pub fn check_budget(budget: i64) -> Result<i64, String> {
+    if budget <= 0 {
+        return Err(format!("must be a positive amount in won, got {budget}"));
+    }
+    Ok(budget)
 }
 
 /// A campaign ready to validate or run; every path is absolute.

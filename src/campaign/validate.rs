@@ -71,6 +71,12 @@ impl<'a> Validator<'a> {
         let message = self.message(file.kind, file.message, &recipients)?;
         let send = self.send(file.send)?;
         let prices = file.prices.map(|table| self.prices(table)).transpose()?;
+        if send.budget.is_some() && prices.is_none() {
+            return Err(self.error(
+                "send.budget",
+                "a budget needs [prices]: give the price of each billing class the campaign uses (for example `[prices]` with `sms = 9`)",
+            ));
+        }
         Ok(Campaign {
             file: self.path.to_path_buf(),
             name,
@@ -450,14 +456,13 @@ impl<'a> Validator<'a> {
                 format!("must be 1 to {MAX_CHUNK_SIZE}, got {chunk_size}"),
             ));
         }
-        let concurrency = file.concurrency.unwrap_or(4);
-        if concurrency == 0 || concurrency > 256 {
-            return Err(self.error("send.concurrency", format!("must be 1 to 256, got {concurrency}")));
-        }
+        let concurrency = super::check_concurrency(file.concurrency.unwrap_or(4))
+            .map_err(|message| self.error("send.concurrency", message))?;
         if let Some(rate) = file.messages_per_second {
-            if !(rate > 0.0 && rate.is_finite()) {
-                return Err(self.error("send.messages_per_second", "must be a positive number"));
-            }
+            super::check_rate(rate).map_err(|message| self.error("send.messages_per_second", message))?;
+        }
+        if let Some(budget) = file.budget {
+            super::check_budget(budget).map_err(|message| self.error("send.budget", message))?;
         }
         let max_attempts = file.max_attempts.unwrap_or(8);
         if max_attempts == 0 {
@@ -470,6 +475,7 @@ impl<'a> Validator<'a> {
             quiet_hours: file.quiet_hours.unwrap_or_default(),
             timeout_secs: file.timeout_secs.unwrap_or(30).max(1),
             max_attempts,
+            budget: file.budget,
         })
     }
 }

@@ -1,16 +1,20 @@
-//! Campaign commands: `validate`, `run`, `resume` and `status`, with text for people and `--json` for scripts.
+//! Campaign commands: `validate`, `run`, `resume`, `send-test` and `status`, with text for people and `--json` for scripts.
 
 use super::exit::Exit;
 use super::output;
+use super::progress::Terminal;
 use crate::campaign::quiet::{now_kst, QuietWindow};
 use crate::campaign::{Campaign, Lane};
-use crate::engine::{self, RunEnd, RunOptions, RunReport, Status};
+use crate::engine::test_send::{TestSend, TestSendOptions};
+use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink, Status};
 use crate::plan::Scan;
 use crate::preview::{MessagePreview, Previews};
-use anyhow::Result;
+use crate::report::won;
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Serialize)]
 struct ValidateOutput<'a> {
@@ -43,7 +47,7 @@ pub fn validate(
     let campaign = Campaign::load(path)?;
     let rejects = rejects.unwrap_or_else(|| default_rejects_path(&campaign));
     let mut previews = preview.map(|n| Previews::new(&campaign, n));
-    let scan = engine::validate_with(&campaign, &rejects, json, |row| {
+    let scan = engine::validate_with(&campaign, &rejects, &Terminal::new(json), |row| {
         if let Some(previews) = &mut previews {
             previews.see(row);
         }
@@ -110,9 +114,24 @@ pub fn validate(
             let total: i64 = charge.values().sum();
             let parts: Vec<String> = charge
                 .iter()
-                .map(|(class, amount)| format!("{class} {amount}"))
+                .map(|(class, amount)| format!("{class} {}", won(*amount)))
                 .collect();
-            println!("estimate   {total} ({}; fallbacks not included)", parts.join(", "));
+            println!(
+                "estimate   {} ({}; fallbacks not included)",
+                won(total),
+                parts.join(", ")
+            );
+            if let Some(worst) = scan.worst_case_charge.filter(|worst| *worst > total) {
+                println!("           {} at most, were every fallback sent", won(worst));
+            }
+            if let Some(limit) = campaign.send.budget {
+                let verdict = if total > limit {
+                    "OVER: `msgbatch run` refuses it"
+                } else {
+                    "within it"
+                };
+                println!("budget     {} ([send] budget): the estimate is {verdict}", won(limit));
+            }
         }
         for warning in &scan.warnings {
             println!("warning    {warning}");
@@ -167,15 +186,40 @@ fn print_previews(previews: &BTreeMap<Lane, Vec<MessagePreview>>) {
     }
 }
 
-pub async fn run(path: &Path, options: RunOptions, json: bool) -> Result<Exit> {
-    let campaign = Campaign::load(path)?;
-    let report = engine::run(campaign, options).await?;
-    finish(report, json)
+/// Ctrl-C stops the run through its control handle, as `msgbatch stop` does; a second one quits at once.
+fn stop_on_interrupt(control: &Control, terminal: Arc<Terminal>) -> Result<tokio::task::JoinHandle<()>> {
+    // Installed here, before the run promises that Ctrl-C leaves it resumable.
+    let mut interrupts = crate::interrupt::Interrupts::listen().context("cannot listen for Ctrl-C")?;
+    let control = control.clone();
+    Ok(tokio::spawn(async move {
+        if interrupts.next().await.is_some() {
+            terminal.event(&Event::Stopping);
+            control.stop();
+            if interrupts.next().await.is_some() {
+                std::process::exit(130);
+            }
+        }
+    }))
 }
 
+pub async fn run(path: &Path, options: RunOptions, json: bool) -> Result<Exit> {
+    let campaign = Campaign::load(path)?;
+    let control = Control::new();
+    let terminal = Arc::new(Terminal::new(json));
+    let interrupts = stop_on_interrupt(&control, terminal.clone())?;
+    let report = engine::run(campaign, options, &control, terminal).await;
+    interrupts.abort();
+    finish(report?, json)
+}
+
+/// Continues a run that no process holds.
 pub async fn resume(run_dir: &Path, options: RunOptions, json: bool) -> Result<Exit> {
-    let report = engine::resume(run_dir, options).await?;
-    finish(report, json)
+    let control = Control::new();
+    let terminal = Arc::new(Terminal::new(json));
+    let interrupts = stop_on_interrupt(&control, terminal.clone())?;
+    let report = engine::resume(run_dir, options, &control, terminal).await;
+    interrupts.abort();
+    finish(report?, json)
 }
 
 fn finish(report: RunReport, json: bool) -> Result<Exit> {
@@ -186,6 +230,17 @@ fn finish(report: RunReport, json: bool) -> Result<Exit> {
         match &report.end {
             RunEnd::Complete => {}
             RunEnd::Stopped => eprintln!("stopped: chunks not yet sent are pending"),
+            RunEnd::BudgetReached(reached) => {
+                // The spend once the requests in flight ended, not at the moment of the stop.
+                let spent = report.status.budget.unwrap_or_default();
+                eprintln!(
+                    "budget reached: charged {} and reserved {} of the budget {}; the next chunk needs up to {}; chunks not yet sent are pending",
+                    won(spent.charged),
+                    won(spent.reserved),
+                    won(reached.limit),
+                    won(reached.next_chunk)
+                )
+            }
             RunEnd::Failed(reason) => eprintln!("msgbatch: run stopped: {reason}"),
         }
         if let Some(collected) = &report.collected {
@@ -209,7 +264,12 @@ fn finish(report: RunReport, json: bool) -> Result<Exit> {
 fn next_steps(report: &RunReport) -> Vec<String> {
     let status = &report.status;
     let mut steps = Vec::new();
-    if status.pending > 0 || status.uncertain > 0 {
+    if let (RunEnd::BudgetReached(_), Some(needed)) = (&report.end, report.budget_to_finish) {
+        steps.push(format!(
+            "resume with: {} --budget {needed} (what is spent and reserved, plus the pending rows at their worst case)",
+            engine::resume_command(&report.run_dir)
+        ));
+    } else if status.pending > 0 || status.uncertain > 0 {
         let uncertain = if status.uncertain > 0 {
             format!(
                 " ({} uncertain recipient(s) are not resent unless you add --resend-uncertain)",
@@ -250,6 +310,16 @@ fn status_lines(status: &Status) -> String {
             status.accepted,
             status.not_accepted,
             codes.join(", ")
+        ));
+    }
+    if let Some(budget) = &status.budget {
+        let limit = budget
+            .limit
+            .map_or("no budget".to_string(), |limit| format!("budget {}", won(limit)));
+        lines.push(format!(
+            "  {limit}: charged {}, reserved {}",
+            won(budget.charged),
+            won(budget.reserved)
         ));
     }
     for (lane, detail) in &status.lanes {
@@ -308,6 +378,28 @@ fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
             })
             .unwrap_or(updated_at);
         text.push_str(&format!("\nrunning: live figures as of {at}"));
+        match &snapshot.paused {
+            Some(engine::events::PauseCause::Asked) => text.push_str(&format!(
+                "\npaused: no new chunk is sent; go on with: {}",
+                engine::resume_command(run_dir)
+            )),
+            Some(engine::events::PauseCause::QuietHours { window, until, .. }) => {
+                text.push_str(&format!("\npaused: quiet hours {window}, going on at {until}"))
+            }
+            None => {}
+        }
+        if snapshot.stopping {
+            text.push_str("\nstopping: requests in flight are ending");
+        }
+        if snapshot.budget_reached {
+            text.push_str("\nbudget reached: no new chunk is sent");
+        }
+        if let Some(pace) = &snapshot.pace {
+            let rate = pace
+                .rate
+                .map_or("no rate limit".to_string(), |rate| format!("rate {rate}/s"));
+            text.push_str(&format!("\n{rate}, concurrency {}", pace.concurrency));
+        }
     }
     text.push('\n');
     text.push_str(&status_lines(status));
@@ -318,7 +410,7 @@ fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
 }
 
 pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<Exit> {
-    let report = engine::collect_results(run_dir, options).await?;
+    let report = engine::collect_results(run_dir, options, &Terminal::new(json)).await?;
     if json {
         output::json(&report)?;
     } else {
@@ -400,4 +492,68 @@ pub fn retry(run_dir: &Path, only: crate::retry::Only, out: Option<&Path>, json:
         println!("send it with:  msgbatch run {}", plan.campaign.display());
     }
     Ok(Exit::Done)
+}
+
+pub async fn send_test(path: &Path, options: &TestSendOptions, json: bool) -> Result<Exit> {
+    let campaign = Campaign::load(path)?;
+    let control = Control::new();
+    let terminal = Arc::new(Terminal::new(json));
+    let interrupts = stop_on_interrupt(&control, terminal.clone())?;
+    let sent = engine::test_send::send_test(&campaign, options, &control, terminal).await;
+    interrupts.abort();
+    let sent = sent?;
+    if json {
+        output::json(&sent)?;
+    } else {
+        print_test_send(&sent);
+    }
+    let all_taken = sent
+        .messages
+        .iter()
+        .all(|message| message.answers.iter().all(|answer| answer.accepted));
+    Ok(if all_taken { Exit::Done } else { Exit::Failed })
+}
+
+fn print_test_send(sent: &TestSend) {
+    for message in &sent.messages {
+        let preview = &message.preview;
+        let length = match (preview.chars, preview.bytes) {
+            (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
+            (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
+            _ => "filled at the service".into(),
+        };
+        println!(
+            "row {} ({}): lane {}, billed {}, {length}",
+            preview.row,
+            preview.chosen,
+            preview.lane.as_str(),
+            preview.billing_class
+        );
+        match &preview.text {
+            Some(text) => text.lines().for_each(|line| println!("  | {line}")),
+            None => {
+                let vars: Vec<String> = preview.variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                println!("  | (the service's template, with {})", vars.join(", "));
+            }
+        }
+        for answer in &message.answers {
+            let said = match (answer.outcome, &answer.status) {
+                ("answered", Some(status)) => format!(
+                    "{status} ({}){}",
+                    if answer.accepted { "accepted" } else { "not accepted" },
+                    answer
+                        .uid
+                        .as_ref()
+                        .map(|uid| format!(", uid {uid}"))
+                        .unwrap_or_default()
+                ),
+                (outcome, _) => format!(
+                    "{outcome}{}",
+                    answer.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+                ),
+            };
+            println!("  to {}: {said}", answer.to);
+        }
+    }
+    println!("test send {}", sent.dir.display());
 }

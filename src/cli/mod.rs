@@ -1,9 +1,11 @@
 //! Command-line interface: argument parsing and dispatch to the sandbox and management commands.
 
 mod campaign;
+mod control;
 pub mod exit;
 mod manage;
 mod output;
+pub mod progress;
 mod statement;
 
 use crate::client::Client;
@@ -54,8 +56,40 @@ pub enum Command {
         /// Validate and write the run directory now, send from this time on: 2026-11-23T10:00 (Asia/Seoul unless an offset is given).
         #[arg(long, value_parser = start_time)]
         start_at: Option<DateTime<FixedOffset>>,
+        /// Spend cap in won; wins over the campaign's [send] budget (needs [prices]).
+        #[arg(long, value_name = "WON", value_parser = budget)]
+        budget: Option<i64>,
         #[command(flatten)]
         collect: CollectArgs,
+    },
+    /// Send the messages of chosen rows to a few test numbers (never to the recipients), in a directory of their own.
+    SendTest {
+        campaign: PathBuf,
+        /// Test numbers, comma-separated (at most 20), like 01012345678,010-9876-5432.
+        #[arg(long, required = true, value_delimiter = ',')]
+        to: Vec<String>,
+        /// Input rows to send, comma-separated, as the file numbers them (default: the first valid row of each lane and its longest message).
+        #[arg(long, value_delimiter = ',')]
+        rows: Option<Vec<u64>>,
+        /// Directory of the test send (default: tests/NAME-TIMESTAMP beside the campaign).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pause a running campaign from another terminal: no new chunk; requests in flight end.
+    Pause { run_dir: PathBuf },
+    /// Stop a running campaign from another terminal, as Ctrl-C does: requests in flight end, the run exits 3, resumable.
+    Stop { run_dir: PathBuf },
+    /// Change a running campaign's rate or concurrency, in effect within a second.
+    Adjust {
+        run_dir: PathBuf,
+        /// Messages per second.
+        #[arg(long, value_parser = rate)]
+        rate: Option<f64>,
+        /// Requests at once (1 to 256).
+        #[arg(long, value_parser = concurrency)]
+        concurrency: Option<usize>,
     },
     /// Write the delivery report of a run: report.csv, report.parquet, report.xlsx and summary.json/.md/.html.
     Report {
@@ -121,7 +155,7 @@ pub enum Command {
         #[command(flatten)]
         collect: CollectArgs,
     },
-    /// Continue a run after a stop or a crash; refuses if the campaign or the input changed.
+    /// Continue a paused run, or a run after a stop or a crash; refuses if the campaign or the input changed.
     Resume {
         run_dir: PathBuf,
         /// Also send the chunks whose earlier request may or may not have reached the service.
@@ -130,6 +164,15 @@ pub enum Command {
         /// Wait until this time before sending (as for `run --start-at`).
         #[arg(long, value_parser = start_time)]
         start_at: Option<DateTime<FixedOffset>>,
+        /// Spend cap in won; wins over the campaign's [send] budget.
+        #[arg(long, value_name = "WON", value_parser = budget)]
+        budget: Option<i64>,
+        /// Messages per second from now on (the campaign file is left as it is).
+        #[arg(long, value_parser = rate)]
+        rate: Option<f64>,
+        /// Requests at once from now on (1 to 256).
+        #[arg(long, value_parser = concurrency)]
+        concurrency: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -206,13 +249,12 @@ pub struct CollectArgs {
 }
 
 impl CollectArgs {
-    fn options(&self, quiet: bool) -> crate::engine::collect::CollectOptions {
+    fn options(&self) -> crate::engine::collect::CollectOptions {
         crate::engine::collect::CollectOptions {
             min_age: self.min_age,
             poll_every: self.poll_every,
             horizon: self.horizon,
             page_size: self.page_size,
-            quiet,
         }
     }
 }
@@ -220,6 +262,34 @@ impl CollectArgs {
 /// A start time flag: `2026-11-23T10:00` in Asia/Seoul, or with its own offset.
 fn start_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
     crate::engine::schedule::parse_start_at(text)
+}
+
+/// A `--budget` in won.
+fn budget(text: &str) -> Result<i64, String> {
+    let amount: i64 = text
+        .trim()
+        .replace(['_', ','], "")
+        .parse()
+        .map_err(|_| format!("{text:?} is not an amount in won, like 150000"))?;
+    crate::campaign::check_budget(amount)
+}
+
+/// A `--rate` in messages per second.
+fn rate(text: &str) -> Result<f64, String> {
+    let rate: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of messages per second"))?;
+    crate::campaign::check_rate(rate)
+}
+
+/// A `--concurrency`.
+fn concurrency(text: &str) -> Result<usize, String> {
+    let concurrency: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of requests"))?;
+    crate::campaign::check_concurrency(concurrency)
 }
 
 /// A month flag like `2026-11`.
@@ -342,7 +412,8 @@ pub enum ResultAction {
 
 fn client_from(service: &ServiceArgs) -> Result<Client> {
     let credentials = crate::engine::session::management_credentials();
-    crate::engine::session::client(&service.base_url, &service.gateway_url, &credentials)
+    let terminal = progress::Terminal::new(true);
+    crate::engine::session::client(&service.base_url, &service.gateway_url, &credentials, &terminal)
 }
 
 /// Runs the parsed command and returns the process exit status.
@@ -361,42 +432,55 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             json,
             wait,
             start_at,
+            budget,
             collect,
         } => {
-            let wait = wait.then(|| collect.options(json));
-            campaign::run(
-                &path,
-                RunOptions {
-                    out,
-                    quiet: json,
-                    resend_uncertain: false,
-                    wait,
-                    start_at,
-                },
-                json,
-            )
-            .await
+            let options = RunOptions {
+                out,
+                wait: wait.then(|| collect.options()),
+                start_at,
+                budget,
+                ..RunOptions::default()
+            };
+            campaign::run(&path, options, json).await
         }
-        Command::Collect { run_dir, json, collect } => campaign::collect(&run_dir, &collect.options(json), json).await,
+        Command::SendTest {
+            campaign: path,
+            to,
+            rows,
+            out,
+            json,
+        } => {
+            let options = crate::engine::test_send::TestSendOptions { to, rows, out };
+            campaign::send_test(&path, &options, json).await
+        }
+        Command::Collect { run_dir, json, collect } => campaign::collect(&run_dir, &collect.options(), json).await,
         Command::Resume {
             run_dir,
             resend_uncertain,
             start_at,
+            budget,
+            rate,
+            concurrency,
             json,
         } => {
-            campaign::resume(
-                &run_dir,
-                RunOptions {
-                    out: None,
-                    quiet: json,
-                    resend_uncertain,
-                    wait: None,
-                    start_at,
-                },
-                json,
-            )
-            .await
+            let options = RunOptions {
+                resend_uncertain,
+                start_at,
+                budget,
+                rate,
+                concurrency,
+                ..RunOptions::default()
+            };
+            control::resume(&run_dir, options, json).await
         }
+        Command::Pause { run_dir } => control::pause(&run_dir).await,
+        Command::Stop { run_dir } => control::stop(&run_dir).await,
+        Command::Adjust {
+            run_dir,
+            rate,
+            concurrency,
+        } => control::adjust(&run_dir, rate, concurrency).await,
         Command::Status { run_dir, watch, json } => campaign::status(&run_dir, watch, json).await,
         Command::Report {
             run_dir,

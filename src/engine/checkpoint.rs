@@ -52,6 +52,41 @@ pub struct ChunkRecord {
     /// counts existed have none; their results are counted instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statuses: Option<Vec<StatusCount>>,
+    /// What the chunk costs, in won, when the campaign gives prices (see [`ChunkCost`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<ChunkCost>,
+}
+
+/// A chunk's part of the spend cap: its worst case, reserved when it was marked; once answered,
+/// what it was charged and what stays reserved (a gateway fallback that may still follow).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkCost {
+    pub worst: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged: Option<i64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kept: i64,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
+}
+
+impl ChunkCost {
+    /// What the chunk counts in the spend: charged and kept once answered, else its worst case
+    /// (in flight or uncertain: nobody knows what it cost).
+    pub fn spend(&self, state: ChunkState) -> crate::engine::budget::Spend {
+        match (state, self.charged) {
+            (ChunkState::Done, Some(charged)) => crate::engine::budget::Spend {
+                charged,
+                reserved: self.kept,
+            },
+            _ => crate::engine::budget::Spend {
+                charged: 0,
+                reserved: self.worst,
+            },
+        }
+    }
 }
 
 /// A [`ChunkRecord`] as read: its identity's fields beside the others, as `flatten` writes them.
@@ -71,6 +106,8 @@ struct StoredChunkRecord {
     note: Option<String>,
     #[serde(default)]
     statuses: Option<Vec<StatusCount>>,
+    #[serde(default)]
+    cost: Option<ChunkCost>,
 }
 
 impl From<StoredChunkRecord> for ChunkRecord {
@@ -87,6 +124,7 @@ impl From<StoredChunkRecord> for ChunkRecord {
             send_group_id: stored.send_group_id,
             note: stored.note,
             statuses: stored.statuses,
+            cost: stored.cost,
         }
     }
 }
@@ -160,7 +198,7 @@ pub struct StatusCount {
 }
 
 /// Each status's count, in the order the statuses first appear.
-fn count_statuses<'a>(results: impl Iterator<Item = (&'a str, bool)>) -> Vec<StatusCount> {
+pub(crate) fn count_statuses<'a>(results: impl Iterator<Item = (&'a str, bool)>) -> Vec<StatusCount> {
     let mut counts: Vec<StatusCount> = Vec::new();
     for (status, accepted) in results {
         let index = match counts.iter().position(|count| count.status == status) {
@@ -329,6 +367,7 @@ pub struct RunMeta {
 }
 
 const META_KEY: &[u8] = b"meta";
+const BUDGET_KEY: &[u8] = b"budget";
 /// sled's page cache; its default of 1 GB would let memory grow with the size of the run.
 const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
@@ -421,6 +460,27 @@ impl Checkpoint {
         let bytes = serde_json::to_vec(meta).expect("metadata serialises");
         self.db.insert(META_KEY, bytes).map_err(store_error(&self.path))?;
         self.flush()
+    }
+
+    /// The spend cap in force for the run's last start (`None`: prices but no cap), or `None`
+    /// outside when the campaign gives no prices and the run was never priced.
+    pub fn budget(&self) -> Result<Option<Option<i64>>, CheckpointError> {
+        match self.db.get(BUDGET_KEY).map_err(store_error(&self.path))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| CheckpointError::Store {
+                    path: self.path.clone(),
+                    message: format!("budget: {e}"),
+                }),
+        }
+    }
+
+    /// Records the spend cap of this start (durable with the next flush).
+    pub fn put_budget(&self, limit: Option<i64>) -> Result<(), CheckpointError> {
+        let bytes = serde_json::to_vec(&limit).expect("a budget serialises");
+        self.db.insert(BUDGET_KEY, bytes).map_err(store_error(&self.path))?;
+        Ok(())
     }
 
     /// Every chunk record, by key.

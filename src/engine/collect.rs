@@ -4,8 +4,8 @@
 //! way that may pass (429, 503, another 5xx, a timeout, a lost connection) is tried again.
 
 use super::checkpoint::{Checkpoint, ChunkState, FinalResult, RunMeta};
+use super::events::{Event, Sink};
 use super::pace;
-use super::progress::Progress;
 use crate::api::gateway::{final_result, SendRecord, RESULT_PAGE_MAX};
 use crate::api::now_millis;
 use crate::client::{Client, ClientError, ErrorKind};
@@ -45,7 +45,6 @@ pub struct CollectOptions {
     pub horizon: Duration,
     /// Page size for the send-group listing (1 to 500).
     pub page_size: u32,
-    pub quiet: bool,
 }
 
 impl Default for CollectOptions {
@@ -55,7 +54,6 @@ impl Default for CollectOptions {
             poll_every: Duration::from_secs(60),
             horizon: Duration::from_secs(3_600),
             page_size: RESULT_PAGE_MAX,
-            quiet: false,
         }
     }
 }
@@ -154,6 +152,7 @@ pub async fn collect(
     meta: &RunMeta,
     client: &Client,
     options: &CollectOptions,
+    events: &dyn Sink,
 ) -> Result<CollectReport> {
     let mut report = CollectReport::default();
     if meta.kind != crate::campaign::Kind::GatewayAlimtalk.as_str() {
@@ -188,17 +187,24 @@ pub async fn collect(
         }
     }
     let to_settle: u64 = groups.values().map(|g| g.ids.len() as u64).sum();
-    let progress = Progress::new("collect", "results", Some(to_settle), options.quiet);
+    let mut settled = 0;
+    let mut tell = |more: u64| {
+        settled += more;
+        events.event(&Event::Collecting {
+            settled,
+            total: to_settle,
+        });
+    };
+    tell(0);
     while !groups.is_empty() {
         let now = now_millis();
         let next = groups.values().map(|g| g.next_read_at).min().expect("not empty");
         if next > now {
             let wait = Duration::from_millis((next - now) as u64);
             if wait > Duration::from_secs(5) {
-                progress.say(&format!(
-                    "collect: next read in {}s (results settle about 5 minutes after acceptance)",
-                    wait.as_secs()
-                ));
+                events.event(&Event::CollectWait {
+                    seconds: wait.as_secs(),
+                });
             }
             tokio::time::sleep(wait).await;
             continue;
@@ -263,7 +269,7 @@ pub async fn collect(
             for (id, _) in &finals {
                 group.ids.remove(id);
             }
-            progress.add(finals.len() as u64);
+            tell(finals.len() as u64);
             checkpoint.put_finals(&finals)?;
             let now = now_millis();
             if group.ids.is_empty() {
@@ -282,7 +288,7 @@ pub async fn collect(
                     })
                     .collect();
                 checkpoint.put_finals(&provisional)?;
-                progress.add(provisional.len() as u64);
+                tell(provisional.len() as u64);
                 groups.remove(&send_group_id);
             } else {
                 let horizon_at = group.accepted_at + options.horizon.as_millis() as i64;
@@ -292,7 +298,6 @@ pub async fn collect(
         }
         checkpoint.flush()?;
     }
-    progress.finish();
     // Tally what the checkpoint now holds for every accepted id.
     for (key, record) in checkpoint.chunk_records()? {
         if record.state != ChunkState::Done || record.send_group_id.is_none() {

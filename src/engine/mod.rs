@@ -1,41 +1,39 @@
 //! Running a campaign: validate, plan deterministic chunks, send them at most once with a checkpoint, resume, and report status.
 
+pub mod budget;
 pub mod checkpoint;
 pub mod collect;
+pub mod control;
+mod dispatch;
+pub mod events;
 mod feed;
 pub mod known;
 mod pace;
-pub mod progress;
 mod run_dir;
 pub mod schedule;
 mod sender;
 pub mod session;
 pub mod status;
+pub mod test_send;
 mod wire;
 mod writer;
 
 use crate::campaign::quiet::{now_kst, QuietWindow};
 use crate::campaign::{Campaign, Endpoint, QuietHoursMode};
 use crate::files;
-use crate::interrupt::Interrupts;
 use crate::plan::{self, Scan};
 use anyhow::{anyhow, bail, Context, Result};
 use checkpoint::{Checkpoint, ChunkKey, ChunkRecord, RunMeta};
 use chrono::{DateTime, FixedOffset};
-use feed::{Chunk, FeedError};
-use progress::Progress;
+pub use control::{Control, Controls};
+pub use events::{Event, Sink};
 pub use run_dir::verify_unchanged;
 use run_dir::{campaign_fingerprint, claim_run_dir, default_run_dir, fingerprint_file, release_run_dir};
-use sender::Shared;
 use serde::Serialize;
 use session::Session;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, watch, Semaphore};
-use writer::{writer_loop, Write};
+use std::sync::Arc;
 
 pub use status::{look, status, status_from, status_of, LaneStatus, Snapshot, Status};
 
@@ -52,14 +50,18 @@ pub struct Refusal(pub String);
 pub struct RunOptions {
     /// Run directory (default: `[output] dir`, else `runs/NAME-TIMESTAMP`).
     pub out: Option<PathBuf>,
-    /// No progress output (for `--json`).
-    pub quiet: bool,
     /// Send again the chunks whose earlier request may or may not have taken effect.
     pub resend_uncertain: bool,
     /// After sending, collect the gateway results with these settings (`run --wait`).
     pub wait: Option<collect::CollectOptions>,
     /// Send from this time on; the run directory is written at once (`run --start-at`).
     pub start_at: Option<DateTime<FixedOffset>>,
+    /// Spend cap in won (`--budget`); wins over the campaign's `[send] budget`.
+    pub budget: Option<i64>,
+    /// Messages per second for this process (`--rate`); wins over the campaign's.
+    pub rate: Option<f64>,
+    /// Requests at once for this process (`--concurrency`); wins over the campaign's.
+    pub concurrency: Option<usize>,
 }
 
 /// How a run ended.
@@ -68,8 +70,10 @@ pub struct RunOptions {
 pub enum RunEnd {
     /// Every chunk was answered (some may be uncertain).
     Complete,
-    /// Ctrl-C: chunks not started are still pending.
+    /// Stopped (Ctrl-C, `msgbatch stop`, the control handle): chunks not started are still pending.
     Stopped,
+    /// The next chunk would have taken the spend past the budget: chunks not started are pending.
+    BudgetReached(budget::BudgetReached),
     /// A fatal error stopped the run; chunks not started are still pending.
     Failed(String),
 }
@@ -81,6 +85,9 @@ pub struct RunReport {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collected: Option<collect::CollectReport>,
+    /// A budget that would let the pending rows go, for `resume --budget` after a budget stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_to_finish: Option<i64>,
 }
 
 /// Refuses (enforce) or warns when the campaign would start inside its quiet hours: now, or at
@@ -88,7 +95,7 @@ pub struct RunReport {
 pub fn check_quiet_hours(
     campaign: &Campaign,
     start_at: Option<DateTime<FixedOffset>>,
-    say: impl Fn(&str),
+    events: &dyn Sink,
 ) -> Result<()> {
     let Some(window) = QuietWindow::for_campaign(campaign) else {
         return Ok(());
@@ -114,10 +121,12 @@ pub fn check_quiet_hours(
         ))
         .into()),
         QuietHoursMode::Warn => {
-            say(&format!(
-                "warning: sending during quiet hours {}: {when} (quiet_hours = \"warn\")",
-                window.describe()
-            ));
+            events.event(&Event::Warning {
+                text: format!(
+                    "sending during quiet hours {}: {when} (quiet_hours = \"warn\")",
+                    window.describe()
+                ),
+            });
             Ok(())
         }
         QuietHoursMode::Off => Ok(()),
@@ -126,47 +135,88 @@ pub fn check_quiet_hours(
 
 /// Whether the campaign may start when asked (now, or at `--start-at`): a start time in the past
 /// and a start inside quiet hours under `enforce` are refused.
-fn check_start(campaign: &Campaign, options: &RunOptions) -> Result<()> {
+fn check_start(campaign: &Campaign, options: &RunOptions, events: &dyn Sink) -> Result<()> {
     let start_at = options
         .start_at
         .map(schedule::check_start)
         .transpose()
         .map_err(Refusal)?;
-    // Warnings go to stderr even with --json: stdout carries the JSON, and a warning must not vanish.
-    check_quiet_hours(campaign, start_at, |text| eprintln!("{text}"))
+    check_quiet_hours(campaign, start_at, events)
+}
+
+/// The spend cap of a start: `--budget`, else the campaign's; a cap needs prices to count with.
+fn budget_limit(campaign: &Campaign, options: &RunOptions) -> Result<Option<i64>> {
+    let limit = options.budget.or(campaign.send.budget);
+    if limit.is_some() && campaign.prices.is_none() {
+        bail!(Refusal(format!(
+            "--budget needs prices to count with: {} has no [prices] (give the price of each billing class it uses)",
+            campaign.file.display()
+        )));
+    }
+    Ok(limit)
+}
+
+/// Refuses a run whose estimate is over its budget, naming both amounts.
+fn check_estimate(scan: &Scan, limit: Option<i64>) -> Result<()> {
+    let (Some(limit), Some(estimate)) = (limit, scan.estimated_charge.as_ref()) else {
+        return Ok(());
+    };
+    let estimate: i64 = estimate.values().sum();
+    if estimate > limit {
+        bail!(Refusal(format!(
+            "the estimate {} is over the budget {}: nothing was sent. Check the recipients (a list pasted twice, a wrong filter, non-friend targeting), or raise the budget ([send] budget, or --budget {estimate})",
+            crate::report::won(estimate),
+            crate::report::won(limit)
+        )));
+    }
+    Ok(())
 }
 
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.
-pub fn validate(campaign: &Campaign, rejects_path: &Path, quiet: bool) -> Result<Scan> {
-    validate_with(campaign, rejects_path, quiet, |_| {})
+pub fn validate(campaign: &Campaign, rejects_path: &Path, events: &dyn Sink) -> Result<Scan> {
+    validate_with(campaign, rejects_path, events, |_| {})
 }
 
 /// As [`validate`], with every planned row shown to `inspect` (for previews).
 pub fn validate_with(
     campaign: &Campaign,
     rejects_path: &Path,
-    quiet: bool,
+    events: &dyn Sink,
     inspect: impl FnMut(&plan::PlannedRow),
 ) -> Result<Scan> {
-    let progress = Progress::new("read", "rows", None, quiet);
-    let scan = plan::account(campaign, rejects_path, |rows| progress.add(rows), inspect)?;
-    progress.finish();
+    let started = std::time::Instant::now();
+    let mut rows = 0;
+    let scan = plan::account(
+        campaign,
+        rejects_path,
+        |read| {
+            rows += read;
+            events.event(&Event::Read { rows });
+        },
+        inspect,
+    )?;
+    events.event(&Event::ReadDone {
+        rows: scan.rows,
+        seconds: started.elapsed().as_secs_f64(),
+    });
     Ok(scan)
 }
 
-/// `msgbatch run`: account for every row, record, then send every chunk once.
+/// `msgbatch run`: account for every row, record, then send every chunk once. `control` pauses,
+/// resumes, stops and adjusts it while it goes; `events` hears of every change.
 ///
 /// The input is walked twice: once for the accounting (and `rejects.csv`), then to feed the
 /// senders. The first walk costs a few percent of a run (see the README's performance table) and
 /// buys what a user is promised: a file that must be refused is refused before anything is sent,
 /// and the totals are known from the first chunk on.
-pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
-    let say = |text: &str| {
-        if !options.quiet {
-            eprintln!("{text}");
-        }
-    };
-    check_start(&campaign, &options)?;
+pub async fn run(
+    campaign: Campaign,
+    options: RunOptions,
+    control: &Control,
+    events: Arc<dyn Sink>,
+) -> Result<RunReport> {
+    check_start(&campaign, &options, events.as_ref())?;
+    let limit = budget_limit(&campaign, &options)?;
     let run_dir = options
         .out
         .clone()
@@ -183,16 +233,17 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
     };
     // Everything that can refuse the start runs before the run is recorded.
     let started = async {
-        let session = Session::connect(&campaign).await?;
+        let watch = control::ControlWatch::take(&run_dir, control).context("cannot write the control file")?;
+        let session = Session::connect(&campaign, events.as_ref()).await?;
         let campaign_fingerprint = campaign_fingerprint(&campaign)?;
         let input_fingerprint = fingerprint_file(&campaign.recipients.path)?;
-        say(&format!("run directory {}", run_dir.display()));
         let scan = {
             let campaign = campaign.clone();
             let rejects = run_dir.join(REJECTS_FILE);
-            let quiet = options.quiet;
-            tokio::task::spawn_blocking(move || validate(&campaign, &rejects, quiet)).await??
+            let events = events.clone();
+            tokio::task::spawn_blocking(move || validate(&campaign, &rejects, events.as_ref())).await??
         };
+        check_estimate(&scan, limit)?;
         let campaign_text = std::fs::read(&campaign.file).context("cannot read the campaign file")?;
         std::io::Write::write_all(
             &mut files::create_private(&run_dir.join("campaign.toml"))?,
@@ -211,25 +262,40 @@ pub async fn run(campaign: Campaign, options: RunOptions) -> Result<RunReport> {
             scan,
         };
         checkpoint.put_meta(&meta)?;
-        anyhow::Ok((session, meta))
+        anyhow::Ok((session, meta, watch))
     }
     .await;
-    let (session, meta) = match started {
+    let (session, meta, watch) = match started {
         Ok(started) => started,
         Err(error) => {
             drop(checkpoint);
             release_run_dir(&run_dir, created);
+            let _ = std::fs::remove_file(run_dir.join(control::CONTROL_FILE));
             return Err(error);
         }
     };
     for warning in &meta.scan.warnings {
-        eprintln!("warning: {warning}");
+        events.event(&Event::Warning { text: warning.clone() });
     }
     let existing = checkpoint.chunk_records()?;
-    let (mut report, checkpoint) = send_all(campaign, &meta, checkpoint, existing, &session, run_dir, &options).await?;
+    let start = dispatch::Start {
+        campaign,
+        meta: &meta,
+        checkpoint,
+        existing,
+        session: &session,
+        run_dir,
+        options: &options,
+        limit,
+        control,
+        watch,
+        events: events.clone(),
+    };
+    let (mut report, checkpoint) = dispatch::send_all(start).await?;
     if let Some(wait) = &options.wait {
         if report.end == RunEnd::Complete {
-            report.collected = Some(collect::collect(&checkpoint, &meta, &session.client, wait).await?);
+            report.collected =
+                Some(collect::collect(&checkpoint, &meta, &session.client, wait, events.as_ref()).await?);
         }
     }
     Ok(report)
@@ -256,7 +322,12 @@ pub fn verified_chunk_records(
 }
 
 /// `msgbatch resume`: the same campaign and input, continued from the checkpoint.
-pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
+pub async fn resume(
+    run_dir: &Path,
+    options: RunOptions,
+    control: &Control,
+    events: Arc<dyn Sink>,
+) -> Result<RunReport> {
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
     let meta = checkpoint.meta()?.ok_or_else(|| {
         Refusal(format!(
@@ -265,26 +336,36 @@ pub async fn resume(run_dir: &Path, options: RunOptions) -> Result<RunReport> {
             run_dir.display()
         ))
     })?;
+    let watch = control::ControlWatch::take(run_dir, control).context("cannot write the control file")?;
     let campaign = Campaign::load(&meta.campaign_file)?;
     // Nothing is sent before both end.
     let existing = verified_chunk_records(&checkpoint, &campaign, &meta)?;
-    check_start(&campaign, &options)?;
-    let session = Session::connect(&campaign).await?;
-    let (report, _) = send_all(
+    check_start(&campaign, &options, events.as_ref())?;
+    let limit = budget_limit(&campaign, &options)?;
+    let session = Session::connect(&campaign, events.as_ref()).await?;
+    let start = dispatch::Start {
         campaign,
-        &meta,
+        meta: &meta,
         checkpoint,
         existing,
-        &session,
-        run_dir.to_path_buf(),
-        &options,
-    )
-    .await?;
+        session: &session,
+        run_dir: run_dir.to_path_buf(),
+        options: &options,
+        limit,
+        control,
+        watch,
+        events,
+    };
+    let (report, _) = dispatch::send_all(start).await?;
     Ok(report)
 }
 
 /// `msgbatch collect`: the gateway results of a run, into its checkpoint.
-pub async fn collect_results(run_dir: &Path, options: &collect::CollectOptions) -> Result<collect::CollectReport> {
+pub async fn collect_results(
+    run_dir: &Path,
+    options: &collect::CollectOptions,
+    events: &dyn Sink,
+) -> Result<collect::CollectReport> {
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
     let meta = checkpoint
         .meta()?
@@ -303,228 +384,15 @@ pub async fn collect_results(run_dir: &Path, options: &collect::CollectOptions) 
             run_dir.display()
         )));
     }
-    let session = Session::connect(&campaign).await?;
-    let report = collect::collect(&checkpoint, &meta, &session.client, options).await?;
+    let session = Session::connect(&campaign, events).await?;
+    let report = collect::collect(&checkpoint, &meta, &session.client, options, events).await?;
     checkpoint.flush()?;
     Ok(report)
-}
-
-async fn send_all(
-    campaign: Campaign,
-    meta: &RunMeta,
-    checkpoint: Checkpoint,
-    existing: HashMap<ChunkKey, ChunkRecord>,
-    session: &Session,
-    run_dir: PathBuf,
-    options: &RunOptions,
-) -> Result<(RunReport, Checkpoint)> {
-    // Where the run stands, from the records just read: what is left to send and the live
-    // status start from it.
-    let before = status::status_from(&checkpoint, meta, &existing)?;
-    let (done, uncertain_before) = (before.sent, before.uncertain);
-    let to_send = meta.scan.valid - done - if options.resend_uncertain { 0 } else { uncertain_before };
-    if uncertain_before > 0 && !options.quiet {
-        let action = if options.resend_uncertain {
-            "sending them again (--resend-uncertain)"
-        } else {
-            "not resending them (use --resend-uncertain to)"
-        };
-        eprintln!("{uncertain_before} recipient(s) in chunks that may or may not have been sent: {action}");
-    }
-
-    // The plan is walked from here on: on a resume it must check every chunk the checkpoint knows
-    // before its first chunk comes out. Nothing is sent before the loop further down takes a chunk.
-    let concurrency = campaign.send.concurrency;
-    let (chunk_tx, mut chunk_rx) = mpsc::channel::<Chunk>(concurrency * 2);
-    let producer = {
-        let campaign = campaign.clone();
-        let resend_uncertain = options.resend_uncertain;
-        tokio::task::spawn_blocking(move || feed::feed(&campaign, existing, resend_uncertain, chunk_tx))
-    };
-    let live = status::Live::new(before);
-    if let Err(error) = live.write(&run_dir, true) {
-        eprintln!(
-            "warning: cannot write the live status {}: {error}",
-            status::SNAPSHOT_FILE
-        );
-    }
-    let (stop_tx, stop_rx) = watch::channel(false);
-    // Installed here, before the wait notice that promises it and before any chunk is sent.
-    let mut interrupts = Interrupts::listen().context("cannot listen for Ctrl-C")?;
-    let ctrl_c = tokio::spawn({
-        let quiet = options.quiet;
-        async move {
-            if interrupts.next().await.is_some() {
-                if !quiet {
-                    eprintln!(
-                        "\nstopping: no new chunks; waiting for the requests in flight (Ctrl-C again to quit now)"
-                    );
-                }
-                let _ = stop_tx.send(true);
-                if interrupts.next().await.is_some() {
-                    std::process::exit(130);
-                }
-            }
-        }
-    });
-    if let Some(start) = options.start_at {
-        if !schedule::wait_until(start, options.quiet, &mut stop_rx.clone()).await {
-            ctrl_c.abort();
-            return finish(run_dir, RunEnd::Stopped, checkpoint, meta);
-        }
-    }
-
-    let fatal = Arc::new(Mutex::new(None));
-    let (writer_tx, writer_rx) = std_mpsc::channel::<Write>();
-    let writer = {
-        let fatal = fatal.clone();
-        std::thread::spawn(move || writer_loop(checkpoint, writer_rx, fatal))
-    };
-    let shared = Arc::new(Shared {
-        campaign: campaign.clone(),
-        client: session.client.clone(),
-        writer: writer_tx,
-        fatal: fatal.clone(),
-        stop: stop_rx.clone(),
-        progress: Progress::new("send", "recipients", Some(to_send), options.quiet),
-        uncertain: AtomicU64::new(0),
-        live,
-    });
-    // `status` from another terminal reads this snapshot while the run holds the checkpoint.
-    let snapshots = tokio::spawn({
-        let shared = shared.clone();
-        let run_dir = run_dir.clone();
-        async move {
-            let mut every = tokio::time::interval(status::SNAPSHOT_EVERY);
-            loop {
-                every.tick().await;
-                let _ = shared.live.write(&run_dir, true);
-            }
-        }
-    });
-
-    let semaphore = Arc::new(Semaphore::new(concurrency));
-    let limiter = campaign
-        .send
-        .messages_per_second
-        .map(|rate| pace::RateLimiter::new(rate, campaign.send.chunk_size));
-    let window = QuietWindow::for_campaign(&campaign).filter(|_| campaign.send.quiet_hours == QuietHoursMode::Enforce);
-    let mut stop = stop_rx.clone();
-    let mut tasks = tokio::task::JoinSet::new();
-    loop {
-        let chunk = tokio::select! {
-            chunk = chunk_rx.recv() => chunk,
-            _ = until_stopped(&mut stop) => None,
-        };
-        let Some(chunk) = chunk else { break };
-        if shared.failed() || *stop.borrow() {
-            break;
-        }
-        if let Some(window) = window {
-            if pause_for_quiet_hours(&window, &shared, &mut stop).await {
-                break;
-            }
-        }
-        let permit = tokio::select! {
-            permit = semaphore.clone().acquire_owned() => permit.expect("semaphore stays open"),
-            _ = until_stopped(&mut stop) => break,
-        };
-        if let Some(limiter) = &limiter {
-            // Ctrl-C during the wait must not let this chunk go.
-            tokio::select! {
-                _ = limiter.acquire(chunk.recipients.len()) => {}
-                _ = until_stopped(&mut stop) => break,
-            }
-        }
-        tasks.spawn(sender::send_chunk(shared.clone(), chunk, permit));
-        while let Some(joined) = tasks.try_join_next() {
-            settle_task(&shared, joined);
-        }
-    }
-    drop(chunk_rx);
-    while let Some(joined) = tasks.join_next().await {
-        settle_task(&shared, joined);
-    }
-    let produced = producer.await.map_err(|e| anyhow!("reader task: {e}"))?;
-    ctrl_c.abort();
-    snapshots.abort();
-    let _ = snapshots.await;
-    shared.progress.finish();
-    let stopped = *stop_rx.borrow();
-    let shared = Arc::try_unwrap(shared).map_err(|_| anyhow!("sender tasks outlived the run"))?;
-    drop(shared.writer);
-    let checkpoint = writer.join().map_err(|_| anyhow!("checkpoint writer panicked"))?;
-    let fatal = fatal.lock().expect("fatal lock").clone();
-    let end = match (fatal, produced) {
-        (_, Err(FeedError::Mismatch(mismatch))) => {
-            return Err(anyhow::Error::new(mismatch).context("refusing to go on, nothing more was sent"))
-        }
-        (Some(message), _) => RunEnd::Failed(message),
-        (None, Err(FeedError::Stopped)) if stopped => RunEnd::Stopped,
-        (None, Err(error)) => RunEnd::Failed(error.to_string()),
-        (None, Ok(())) if stopped => RunEnd::Stopped,
-        (None, Ok(())) => RunEnd::Complete,
-    };
-    finish(run_dir, end, checkpoint, meta)
-}
-
-/// How a send ended: the final status, also left in the snapshot that `status` reads.
-fn finish(run_dir: PathBuf, end: RunEnd, checkpoint: Checkpoint, meta: &RunMeta) -> Result<(RunReport, Checkpoint)> {
-    let status = status_of(&checkpoint, meta)?;
-    if let Err(error) = status::write_snapshot(&run_dir, &status, false) {
-        eprintln!("warning: cannot write {}: {error}", status::SNAPSHOT_FILE);
-    }
-    Ok((
-        RunReport {
-            run_dir,
-            end,
-            status,
-            collected: None,
-        },
-        checkpoint,
-    ))
-}
-
-/// A sender task that panicked fails the run; its chunk stays marked in flight, so uncertain.
-fn settle_task(shared: &Shared, joined: Result<(), tokio::task::JoinError>) {
-    if let Err(error) = joined {
-        if error.is_panic() {
-            shared.fail(format!(
-                "a sender task panicked; its chunk is left uncertain: {}",
-                panic_text(error.into_panic())
-            ));
-        }
-    }
 }
 
 /// The message of a panic payload.
 pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     crate::contained::panic_message(payload.as_ref()).unwrap_or_else(|| "no message".into())
-}
-
-/// Completes once Ctrl-C asked the run to stop.
-async fn until_stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|stopped| *stopped).await;
-}
-
-/// Waits out quiet hours that begin while the run goes on; true if the run was stopped meanwhile.
-async fn pause_for_quiet_hours(window: &QuietWindow, shared: &Shared, stop: &mut watch::Receiver<bool>) -> bool {
-    let Ok(now) = now_kst() else { return false };
-    if !window.contains(now) {
-        return false;
-    }
-    let resume_at = window.next_end(now);
-    shared.progress.say(&format!(
-        "paused: quiet hours {} began ({}); going on at {}",
-        window.describe(),
-        window.reason,
-        resume_at.format("%Y-%m-%d %H:%M KST")
-    ));
-    let wait = (resume_at - now).to_std().unwrap_or_default();
-    tokio::select! {
-        _ = tokio::time::sleep(wait) => false,
-        _ = until_stopped(stop) => true,
-    }
 }
 
 /// The command that resumes a run directory.

@@ -2,7 +2,7 @@
 
 use super::checkpoint::{self, Checkpoint, RunMeta};
 use super::{Refusal, CHECKPOINT_DIR, REJECTS_FILE};
-use crate::campaign::Campaign;
+use crate::campaign::{Campaign, PACE_SETTINGS};
 use crate::files;
 use crate::input::InputError;
 use anyhow::{bail, Context, Result};
@@ -30,11 +30,44 @@ pub(super) fn fingerprint_file(path: &Path) -> Result<String> {
     Ok(format!("{:032x}", hasher.digest128()))
 }
 
+/// How a campaign file is fingerprinted.
+#[derive(Clone, Copy, PartialEq)]
+enum FileDigest {
+    /// Its settings without the pace ones (rate, concurrency, budget), so that changing those
+    /// never makes `resume` refuse.
+    WithoutPace,
+    /// Every byte, as runs started before the pace settings were left out recorded it.
+    Bytes,
+}
+
+/// The digest of the campaign file's settings without [`PACE_SETTINGS`], in a canonical form.
+fn settings_digest(path: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("cannot read {} as TOML", path.display()))?;
+    if let Some(toml::Value::Table(send)) = table.get_mut("send") {
+        for key in PACE_SETTINGS {
+            send.remove(key);
+        }
+    }
+    let canonical = serde_json::to_vec(&table).context("cannot write the campaign's settings")?;
+    Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&canonical)))
+}
+
 /// Fingerprint of everything that decides what is sent, other than the recipients file: the
-/// campaign file, its message text (which may come from `text_file`) and the suppression list.
+/// campaign file's settings (not its pace: rate, concurrency, budget), its message text (which
+/// may come from `text_file`) and the suppression list.
 pub(super) fn campaign_fingerprint(campaign: &Campaign) -> Result<String> {
+    fingerprint_campaign(campaign, FileDigest::WithoutPace)
+}
+
+fn fingerprint_campaign(campaign: &Campaign, file: FileDigest) -> Result<String> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(fingerprint_file(&campaign.file)?.as_bytes());
+    let file = match file {
+        FileDigest::WithoutPace => settings_digest(&campaign.file)?,
+        FileDigest::Bytes => fingerprint_file(&campaign.file)?,
+    };
+    hasher.update(file.as_bytes());
     hasher.update(campaign.message_text().unwrap_or("").as_bytes());
     if let Some(path) = &campaign.recipients.suppression {
         hasher.update(fingerprint_file(path)?.as_bytes());
@@ -102,7 +135,12 @@ pub(super) fn release_run_dir(run_dir: &Path, created: bool) {
         let _ = std::fs::remove_dir_all(run_dir);
         return;
     }
-    for name in [REJECTS_FILE, "campaign.toml", CHECKPOINT_DIR] {
+    for name in [
+        REJECTS_FILE,
+        "campaign.toml",
+        CHECKPOINT_DIR,
+        super::control::CONTROL_FILE,
+    ] {
         let path = run_dir.join(name);
         let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }
@@ -118,7 +156,9 @@ pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
             checkpoint::FORMAT_VERSION
         )));
     }
-    if campaign_fingerprint(campaign)? != meta.campaign_fingerprint {
+    let unchanged = campaign_fingerprint(campaign)? == meta.campaign_fingerprint
+        || fingerprint_campaign(campaign, FileDigest::Bytes)? == meta.campaign_fingerprint;
+    if !unchanged {
         bail!(Refusal(format!(
             "the campaign changed since this run started ({}, its message text or its suppression list): refusing to resume; start a new run",
             meta.campaign_file.display()

@@ -2,7 +2,6 @@
 
 use crate::campaign::quiet::{kst, now_kst};
 use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone};
-use std::io::IsTerminal;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -48,41 +47,37 @@ pub fn check_start(start: DateTime<FixedOffset>) -> Result<DateTime<FixedOffset>
     Ok(start.max(now))
 }
 
-/// Waits until `start`, saying how long is left; answers false if Ctrl-C (`stop`) came first.
-pub async fn wait_until(start: DateTime<FixedOffset>, quiet: bool, stop: &mut watch::Receiver<bool>) -> bool {
+/// Waits until `start`, telling `events` how long is left every second; answers false if a stop
+/// came first.
+pub async fn wait_until(
+    start: DateTime<FixedOffset>,
+    controls: &mut watch::Receiver<super::control::Controls>,
+    events: &dyn super::events::Sink,
+) -> bool {
     let Ok(now) = now_kst() else { return true };
     let left = (start - now).to_std().unwrap_or_default();
     if left.is_zero() {
         return true;
     }
     let deadline = tokio::time::Instant::now() + left;
-    let every = if std::io::stderr().is_terminal() {
-        Duration::from_secs(1)
-    } else {
-        Duration::from_secs(60)
-    };
     loop {
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
         if remaining.is_zero() {
             return true;
         }
-        if !quiet {
-            eprintln!(
-                "waiting to start at {} (in {}); Ctrl-C leaves the run ready to resume",
-                start.format("%Y-%m-%d %H:%M:%S KST"),
-                human(remaining)
-            );
-        }
+        events.event(&super::events::Event::Waiting {
+            start_at: start.format("%Y-%m-%d %H:%M:%S KST").to_string(),
+            seconds_left: remaining.as_secs() + u64::from(remaining.subsec_nanos() > 0),
+        });
         tokio::select! {
-            _ = tokio::time::sleep(remaining.min(every)) => {}
-            _ = stop.wait_for(|stopped| *stopped) => return false,
+            _ = tokio::time::sleep(remaining.min(Duration::from_secs(1))) => {}
+            _ = super::control::until_stopped(controls) => return false,
         }
     }
 }
 
-/// The time left, rounded up to the second (a wait of 3:59:59.9 reads as 4h 0m).
-fn human(left: Duration) -> String {
-    let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+/// Seconds left, for people: `42s`, `3m 5s`, `4h 0m`.
+pub fn human(seconds: u64) -> String {
     match seconds {
         0..=59 => format!("{seconds}s"),
         60..=3599 => format!("{}m {}s", seconds / 60, seconds % 60),

@@ -3,16 +3,18 @@
 //! Which failures may be retried is decided by [`after_failure`]; when to retry is `pace::backoff`'s
 //! business (as vector separates `RetryLogic` from its backoff).
 
-use super::checkpoint::{ChunkKey, ChunkRecord, ChunkState};
+use super::budget::Budget;
+use super::checkpoint::{ChunkCost, ChunkKey, ChunkRecord, ChunkState, RecipientResult};
+use super::control::{until_stopped, Controls};
+use super::events::{Event, Sink};
 use super::feed::Chunk;
-use super::progress::Progress;
-use super::status::Live;
 use super::writer::Write;
-use super::{pace, until_stopped, wire};
+use super::{pace, wire};
 use crate::campaign::Campaign;
 use crate::client::{Client, ClientError, ErrorKind};
 use crate::failpoint;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::plan::billing::{Cost, Pricer};
+use crate::plan::Recipient;
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, watch};
@@ -23,10 +25,11 @@ pub(super) struct Shared {
     pub client: Client,
     pub writer: std_mpsc::Sender<Write>,
     pub fatal: Arc<Mutex<Option<String>>>,
-    pub stop: watch::Receiver<bool>,
-    pub progress: Progress,
-    pub uncertain: AtomicU64,
-    pub live: Live,
+    pub controls: watch::Receiver<Controls>,
+    pub events: Arc<dyn Sink>,
+    pub budget: Budget,
+    /// `None` without `[prices]`: nothing is reserved or charged.
+    pub pricer: Option<Pricer>,
 }
 
 impl Shared {
@@ -35,6 +38,91 @@ impl Shared {
     }
     pub fn failed(&self) -> bool {
         self.fatal.lock().expect("fatal lock").is_some()
+    }
+
+    /// The worst case of a chunk, as the budget reserves it.
+    pub fn worst_case(&self, recipients: &[Recipient]) -> i64 {
+        self.pricer
+            .as_ref()
+            .map_or(0, |pricer| pricer.worst_case_of(&self.campaign, recipients))
+    }
+
+    /// What the answers of a chunk cost.
+    fn cost(&self, recipients: &[Recipient], results: &[RecipientResult]) -> Cost {
+        let Some(pricer) = &self.pricer else {
+            return Cost::default();
+        };
+        recipients
+            .iter()
+            .zip(results)
+            .fold(Cost::default(), |total, (recipient, result)| {
+                let cost = pricer.cost(&self.campaign, recipient, &result.status, result.accepted);
+                Cost {
+                    charged: total.charged + cost.charged,
+                    kept: total.kept + cost.kept,
+                }
+            })
+    }
+}
+
+/// The senders' shared state, and the thread that owns the checkpoint's writes while they send.
+pub(super) struct Senders {
+    pub shared: Arc<Shared>,
+    writer: std::thread::JoinHandle<super::checkpoint::Checkpoint>,
+}
+
+/// What the senders leave when the last one ended.
+pub(super) struct SendersEnded {
+    pub checkpoint: super::checkpoint::Checkpoint,
+    /// The error that stopped the run, if one did.
+    pub fatal: Option<String>,
+    pub pricer: Option<Pricer>,
+}
+
+impl Senders {
+    /// Hands the checkpoint to its writer thread and makes the state every sender shares.
+    pub fn start(
+        checkpoint: super::checkpoint::Checkpoint,
+        campaign: Campaign,
+        client: Client,
+        controls: watch::Receiver<Controls>,
+        events: Arc<dyn Sink>,
+        budget: Budget,
+        pricer: Option<Pricer>,
+    ) -> Senders {
+        let fatal = Arc::new(Mutex::new(None));
+        let (writer_tx, writer_rx) = std_mpsc::channel::<Write>();
+        let writer = {
+            let fatal = fatal.clone();
+            std::thread::spawn(move || super::writer::writer_loop(checkpoint, writer_rx, fatal))
+        };
+        let shared = Arc::new(Shared {
+            campaign,
+            client,
+            writer: writer_tx,
+            fatal,
+            controls,
+            events,
+            budget,
+            pricer,
+        });
+        Senders { shared, writer }
+    }
+
+    /// Once every sender task ended: the writer flushes and hands the checkpoint back.
+    pub fn finish(self) -> anyhow::Result<SendersEnded> {
+        let shared = Arc::try_unwrap(self.shared).map_err(|_| anyhow::anyhow!("sender tasks outlived the run"))?;
+        drop(shared.writer);
+        let checkpoint = self
+            .writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("checkpoint writer panicked"))?;
+        let fatal = shared.fatal.lock().expect("fatal lock").clone();
+        Ok(SendersEnded {
+            checkpoint,
+            fatal,
+            pricer: shared.pricer,
+        })
     }
 }
 
@@ -68,38 +156,73 @@ fn after_failure(error: &ClientError, attempts: u32, max_attempts: u32) -> After
     }
 }
 
-/// Sends one chunk: durable mark, request with retries only where nothing took effect, then
-/// results and `done` together; anything else leaves it uncertain.
-pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio::sync::OwnedSemaphorePermit) {
+/// Sends one chunk whose worst case `worst` the budget already holds: durable mark, request with
+/// retries only where nothing took effect, then results and `done` together; anything else
+/// leaves it uncertain (still reserved) or releases it (its reservation given back).
+pub(super) async fn send_chunk(
+    shared: Arc<Shared>,
+    chunk: Chunk,
+    worst: i64,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
     let count = chunk.recipients.len() as u64;
-    let record = |state, attempts, send_group_id, note| ChunkRecord {
+    let priced = shared.pricer.is_some();
+    let record = |state, attempts, send_group_id, note, cost: Option<ChunkCost>| ChunkRecord {
         state,
         identity: chunk.identity.clone(),
         attempts,
         send_group_id,
         note,
         statuses: None,
+        cost: cost.filter(|_| priced),
+    };
+    let reserved = Some(ChunkCost {
+        worst,
+        ..ChunkCost::default()
+    });
+    // Pending again: its reservation given back, and its mark removed when it was made.
+    let unsent = |marked: bool, why: Option<String>| {
+        shared.budget.release(worst);
+        shared.events.event(&Event::Released {
+            key: chunk.key,
+            recipients: count,
+            reserved: worst,
+        });
+        if marked {
+            let _ = shared.writer.send(Write::Release { key: chunk.key });
+        }
+        if let Some(why) = why {
+            shared.fail(why);
+        }
     };
     let (ack, acked) = oneshot::channel();
     let mark = Write::Mark {
         key: chunk.key,
-        record: record(ChunkState::InFlight, 0, None, None),
+        record: record(ChunkState::InFlight, 0, None, None, reserved),
         ack,
     };
     if shared.writer.send(mark).is_err() {
-        return;
+        return unsent(false, None);
     }
     match acked.await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => {
-            return shared.fail(format!(
-                "chunk {}: cannot mark it in flight, not sent: {error}",
-                chunk.key
-            ))
+            return unsent(
+                false,
+                Some(format!(
+                    "chunk {}: cannot mark it in flight, not sent: {error}",
+                    chunk.key
+                )),
+            )
         }
-        Err(_) => return,
+        Err(_) => return unsent(false, None),
     }
-    shared.live.marked(chunk.key.lane, count, chunk.was_uncertain);
+    shared.events.event(&Event::ChunkMarked {
+        key: chunk.key,
+        recipients: count,
+        was_uncertain: chunk.was_uncertain,
+        reserved: worst,
+    });
     failpoint::reached("after-in-flight");
     let mut attempts = 0;
     loop {
@@ -109,10 +232,30 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
                 failpoint::reached("after-response");
                 let write = match wire::results(&answer, &chunk.recipients) {
                     Ok((results, send_group_id)) => {
-                        shared.live.answered(chunk.key.lane, &results);
+                        let cost = shared.cost(&chunk.recipients, &results);
+                        shared.budget.settle(worst, cost.charged, cost.kept);
+                        let statuses = super::checkpoint::count_statuses(
+                            results.iter().map(|result| (result.status.as_str(), result.accepted)),
+                        );
+                        let accepted = results.iter().filter(|result| result.accepted).count() as u64;
+                        shared.events.event(&Event::Answered {
+                            key: chunk.key,
+                            recipients: count,
+                            accepted,
+                            not_accepted: count - accepted,
+                            statuses,
+                            charged: cost.charged,
+                            kept: cost.kept,
+                            reserved: worst,
+                        });
+                        let cost = ChunkCost {
+                            worst,
+                            charged: Some(cost.charged),
+                            kept: cost.kept,
+                        };
                         Write::Complete {
                             key: chunk.key,
-                            record: record(ChunkState::Done, attempts, send_group_id, None),
+                            record: record(ChunkState::Done, attempts, send_group_id, None, Some(cost)),
                             results,
                         }
                     }
@@ -120,11 +263,10 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
                         &shared,
                         chunk.key,
                         count,
-                        record(ChunkState::InFlight, attempts, None, Some(why)),
+                        record(ChunkState::InFlight, attempts, None, Some(why), reserved),
                     ),
                 };
                 let _ = shared.writer.send(write);
-                shared.progress.add(count);
                 return;
             }
             Err(error) => error,
@@ -132,27 +274,24 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
         match after_failure(&error, attempts, shared.campaign.send.max_attempts) {
             AfterFailure::Retry => {
                 let wait = pace::backoff(attempts, error.retry_after());
-                let mut stop = shared.stop.clone();
+                let mut controls = shared.controls.clone();
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => continue,
-                    _ = until_stopped(&mut stop) => {
-                        shared.live.released(chunk.key.lane, count);
-                        let _ = shared.writer.send(Write::Release { key: chunk.key });
-                        return;
-                    }
+                    _ = until_stopped(&mut controls) => return unsent(true, None),
                 }
             }
             AfterFailure::Release { refused } => {
-                shared.live.released(chunk.key.lane, count);
-                let _ = shared.writer.send(Write::Release { key: chunk.key });
                 let why = if refused { "refused" } else { "gave up" };
-                return shared.fail(format!(
-                    "chunk {} {why} after {attempts} attempt(s), not sent: {error}",
-                    chunk.key
-                ));
+                return unsent(
+                    true,
+                    Some(format!(
+                        "chunk {} {why} after {attempts} attempt(s), not sent: {error}",
+                        chunk.key
+                    )),
+                );
             }
             AfterFailure::Uncertain => {
-                let note = record(ChunkState::InFlight, attempts, None, Some(error.to_string()));
+                let note = record(ChunkState::InFlight, attempts, None, Some(error.to_string()), reserved);
                 let write = uncertain(&shared, chunk.key, count, note);
                 let _ = shared.writer.send(write);
                 return;
@@ -161,14 +300,15 @@ pub(super) async fn send_chunk(shared: Arc<Shared>, chunk: Chunk, _permit: tokio
     }
 }
 
-/// Leaves a chunk marked in flight, with the reason it may or may not have been taken.
+/// Leaves a chunk marked in flight, with the reason it may or may not have been taken; its
+/// reservation stays.
 fn uncertain(shared: &Shared, key: ChunkKey, count: u64, record: ChunkRecord) -> Write {
-    shared.uncertain.fetch_add(count, Ordering::Relaxed);
-    shared.live.uncertain(key.lane, count);
-    let why = record.note.as_deref().unwrap_or("no reason recorded");
-    shared
-        .progress
-        .say(&format!("chunk {key}: uncertain, not resent: {why}"));
+    let reason = record.note.clone().unwrap_or_else(|| "no reason recorded".into());
+    shared.events.event(&Event::Uncertain {
+        key,
+        recipients: count,
+        reason,
+    });
     Write::Note { key, record }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::campaign::{Campaign, Credentials, Endpoint};
 use crate::client::{ApiKey, Client, ClientConfig, ErrorKind};
+use crate::engine::events::{Event, Sink};
 use crate::engine::Refusal;
 use crate::sandbox::{Accounts, SandboxHandle};
 use anyhow::{Context, Result};
@@ -36,17 +37,19 @@ pub fn management_credentials() -> Credentials {
 
 /// The API key: the environment variable when set, else the key file, which must be private
 /// to its owner, like an ssh key.
-pub fn api_key(credentials: &Credentials) -> Result<ApiKey> {
+pub fn api_key(credentials: &Credentials, events: &dyn Sink) -> Result<ApiKey> {
     if let Some(key) = std::env::var(&credentials.api_key_env)
         .ok()
         .filter(|k| !k.trim().is_empty())
     {
         if let Some(path) = &credentials.api_key_file {
-            eprintln!(
-                "msgbatch: using the API key in {}; the key file {} is not read",
-                credentials.api_key_env,
-                path.display()
-            );
+            events.event(&Event::Warning {
+                text: format!(
+                    "using the API key in {}; the key file {} is not read",
+                    credentials.api_key_env,
+                    path.display()
+                ),
+            });
         }
         return Ok(ApiKey::new(key.trim()));
     }
@@ -107,8 +110,13 @@ pub fn group_id(credentials: &Credentials) -> Result<String> {
 }
 
 /// A client of the service at these URLs with these credentials, for the management commands.
-pub fn client(base_url: &str, gateway_url: &str, credentials: &Credentials) -> Result<Client> {
-    let mut config = ClientConfig::new(base_url, gateway_url, api_key(credentials)?, group_id(credentials)?);
+pub fn client(base_url: &str, gateway_url: &str, credentials: &Credentials, events: &dyn Sink) -> Result<Client> {
+    let mut config = ClientConfig::new(
+        base_url,
+        gateway_url,
+        api_key(credentials, events)?,
+        group_id(credentials)?,
+    );
     config.allow_insecure_http = env_flag(ENV_INSECURE_HTTP);
     connect_client(config, &format!("set {ENV_INSECURE_HTTP}=1"))
 }
@@ -145,7 +153,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub async fn connect(campaign: &Campaign) -> Result<Session> {
+    pub async fn connect(campaign: &Campaign, events: &dyn Sink) -> Result<Session> {
         let (mut config, sandbox) = match &campaign.endpoint {
             Endpoint::Sandbox { accounts } => {
                 let accounts = match accounts {
@@ -178,7 +186,7 @@ impl Session {
                 let mut config = ClientConfig::new(
                     base_url.clone(),
                     gateway_url.clone(),
-                    api_key(credentials)?,
+                    api_key(credentials, events)?,
                     group_id(credentials)?,
                 );
                 config.allow_insecure_http = campaign_allows_insecure_http(campaign);

@@ -1,6 +1,8 @@
 //! Where every input row of a run stands: `rows = rejected + duplicates + suppressed + sent + uncertain + pending`, from the checkpoint, or live from the snapshot a running process keeps.
 
+use super::budget::Spend;
 use super::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
+use super::events::{Event, Pace, PauseCause, Sink};
 use super::{Refusal, CHECKPOINT_DIR};
 use crate::campaign::Lane;
 use anyhow::Result;
@@ -52,6 +54,19 @@ pub struct Status {
     pub statuses: BTreeMap<String, u64>,
     pub lanes: BTreeMap<Lane, LaneStatus>,
     pub complete: bool,
+    /// The spend against the cap, when the campaign gives prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetStatus>,
+}
+
+/// The spend cap and where the run stands against it, in won.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetStatus {
+    /// `None`: prices are given but no cap.
+    pub limit: Option<i64>,
+    pub charged: i64,
+    /// Worst cases of chunks in flight or uncertain, and gateway fallbacks that may follow.
+    pub reserved: i64,
 }
 
 impl Status {
@@ -125,8 +140,15 @@ pub fn status_from(
             },
         );
     }
+    let limit = checkpoint.budget()?;
+    let mut spend = Spend::default();
     // Sums only: the records' order does not matter.
     for (key, record) in records {
+        if let Some(cost) = &record.cost {
+            let chunk = cost.spend(record.state);
+            spend.charged += chunk.charged;
+            spend.reserved += chunk.reserved;
+        }
         let lane = status.lanes.entry(key.lane).or_default();
         match record.state {
             ChunkState::Done => {
@@ -147,6 +169,11 @@ pub fn status_from(
     for lane in status.lanes.values_mut() {
         lane.pending = lane.valid.saturating_sub(lane.sent + lane.uncertain);
     }
+    status.budget = limit.map(|limit| BudgetStatus {
+        limit,
+        charged: spend.charged,
+        reserved: spend.reserved,
+    });
     status.total();
     Ok(status)
 }
@@ -169,7 +196,7 @@ pub const SNAPSHOT_FILE: &str = "status.json";
 pub const SNAPSHOT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What `status` finds. Of a run no process holds, it is the status alone (as `run --json`
-/// reports it); of a running one, `live` and `updated_at` say so.
+/// reports it); of a running one, `live` and `updated_at` say so, with its pace and controls.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Snapshot {
     /// True while a process is running the campaign (the figures are as of `updated_at`).
@@ -178,101 +205,227 @@ pub struct Snapshot {
     /// RFC 3339, for a live snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
+    /// Paused (asked, or quiet hours): no new chunk goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<PauseCause>,
+    /// The pace the running process sends at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<Pace>,
+    /// The last control command the running process read (see `control.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<ControlSeen>,
+    /// The budget stopped the run from taking new chunks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_reached: bool,
+    /// A stop was asked: requests in flight are ending.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopping: bool,
     #[serde(flatten)]
     pub status: Status,
 }
 
-/// A running send's status, kept up to date by the senders as chunks change state.
+/// Which command of `control.json` a running process has read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControlSeen {
+    pub owner: String,
+    pub seq: u64,
+}
+
+impl Snapshot {
+    fn of(status: Status) -> Snapshot {
+        Snapshot {
+            live: false,
+            updated_at: None,
+            paused: None,
+            pace: None,
+            control: None,
+            budget_reached: false,
+            stopping: false,
+            status,
+        }
+    }
+}
+
+/// A running send's snapshot, kept up to date from the run's events and written to
+/// `status.json`: what `status` shows of a run another process holds.
 pub struct Live {
-    status: std::sync::Mutex<Status>,
+    run_dir: PathBuf,
+    snapshot: std::sync::Mutex<Snapshot>,
+    /// One write of `status.json` at a time: they share the name written aside.
+    writing: std::sync::Mutex<()>,
 }
 
 impl Live {
-    pub fn new(start: Status) -> Live {
+    pub fn new(run_dir: &Path, start: Status) -> Live {
         Live {
-            status: std::sync::Mutex::new(start),
+            run_dir: run_dir.to_path_buf(),
+            snapshot: std::sync::Mutex::new(Snapshot::of(start)),
+            writing: std::sync::Mutex::new(()),
         }
     }
 
     fn change(&self, lane: Lane, change: impl FnOnce(&mut LaneStatus)) {
-        let mut status = self.status.lock().expect("live status lock");
-        change(status.lanes.entry(lane).or_default());
-        status.total();
+        let mut snapshot = self.snapshot.lock().expect("live status lock");
+        change(snapshot.status.lanes.entry(lane).or_default());
+        snapshot.status.total();
     }
 
-    /// A chunk is marked in flight: taken from pending, or from uncertain when it is sent again.
-    pub fn marked(&self, lane: Lane, recipients: u64, was_uncertain: bool) {
-        self.change(lane, |lane| {
-            if was_uncertain {
-                lane.uncertain = lane.uncertain.saturating_sub(recipients);
-                lane.chunks_uncertain = lane.chunks_uncertain.saturating_sub(1);
-            } else {
-                lane.pending = lane.pending.saturating_sub(recipients);
-            }
-            lane.sending += recipients;
-        });
-    }
-
-    /// The service answered a chunk.
-    pub fn answered(&self, lane: Lane, results: &[super::checkpoint::RecipientResult]) {
-        let mut status = self.status.lock().expect("live status lock");
-        for result in results {
-            if result.accepted {
-                status.accepted += 1;
-            } else {
-                status.not_accepted += 1;
-            }
-            // Counted without an allocation per recipient: the codes repeat.
-            match status.statuses.get_mut(result.status.as_str()) {
-                Some(count) => *count += 1,
-                None => {
-                    status.statuses.insert(result.status.clone(), 1);
-                }
-            }
+    fn spend(&self, change: impl FnOnce(&mut BudgetStatus)) {
+        if let Some(budget) = &mut self.snapshot.lock().expect("live status lock").status.budget {
+            change(budget);
         }
-        let lane = status.lanes.entry(lane).or_default();
-        let count = results.len() as u64;
-        lane.sending = lane.sending.saturating_sub(count);
-        lane.sent += count;
-        lane.chunks_done += 1;
-        status.total();
-    }
-
-    /// A chunk's request may or may not have taken effect.
-    pub fn uncertain(&self, lane: Lane, recipients: u64) {
-        self.change(lane, |lane| {
-            lane.sending = lane.sending.saturating_sub(recipients);
-            lane.uncertain += recipients;
-            lane.chunks_uncertain += 1;
-        });
-    }
-
-    /// A chunk the service provably did not take is pending again.
-    pub fn released(&self, lane: Lane, recipients: u64) {
-        self.change(lane, |lane| {
-            lane.sending = lane.sending.saturating_sub(recipients);
-            lane.pending += recipients;
-        });
     }
 
     /// Replaces the run directory's snapshot with the status as it is now.
-    pub fn write(&self, run_dir: &Path, live: bool) -> std::io::Result<()> {
-        let status = self.status.lock().expect("live status lock").clone();
-        write_snapshot(run_dir, &status, live)
+    pub fn write(&self) -> std::io::Result<()> {
+        let _one_at_a_time = self.writing.lock().expect("live write lock");
+        let mut snapshot = self.snapshot.lock().expect("live status lock").clone();
+        snapshot.live = true;
+        write_snapshot(&self.run_dir, snapshot)
+    }
+}
+
+impl Sink for Live {
+    fn event(&self, event: &Event) {
+        match event {
+            Event::Started {
+                status,
+                pace,
+                budget,
+                spend,
+                ..
+            } => {
+                let mut snapshot = self.snapshot.lock().expect("live status lock");
+                snapshot.status = (**status).clone();
+                snapshot.pace = Some(*pace);
+                if status.budget.is_some() || budget.is_some() {
+                    snapshot.status.budget = Some(BudgetStatus {
+                        limit: *budget,
+                        charged: spend.charged,
+                        reserved: spend.reserved,
+                    });
+                }
+            }
+            Event::Dispatched {
+                key,
+                recipients,
+                was_uncertain,
+                reserved,
+            } => {
+                self.change(key.lane, |lane| {
+                    if *was_uncertain {
+                        lane.uncertain = lane.uncertain.saturating_sub(*recipients);
+                        lane.chunks_uncertain = lane.chunks_uncertain.saturating_sub(1);
+                    } else {
+                        lane.pending = lane.pending.saturating_sub(*recipients);
+                    }
+                    lane.sending += recipients;
+                });
+                // A chunk sent again keeps the reservation it held as uncertain.
+                if !was_uncertain {
+                    self.spend(|budget| budget.reserved += reserved);
+                }
+            }
+            Event::Answered {
+                key,
+                recipients,
+                accepted,
+                not_accepted,
+                statuses,
+                charged,
+                kept,
+                reserved,
+            } => {
+                let mut snapshot = self.snapshot.lock().expect("live status lock");
+                let status = &mut snapshot.status;
+                status.accepted += accepted;
+                status.not_accepted += not_accepted;
+                for count in statuses {
+                    // Counted without an allocation per chunk: the codes repeat.
+                    let n = count.accepted + count.not_accepted;
+                    match status.statuses.get_mut(count.status.as_str()) {
+                        Some(total) => *total += n,
+                        None => {
+                            status.statuses.insert(count.status.clone(), n);
+                        }
+                    }
+                }
+                let lane = status.lanes.entry(key.lane).or_default();
+                lane.sending = lane.sending.saturating_sub(*recipients);
+                lane.sent += recipients;
+                lane.chunks_done += 1;
+                if let Some(budget) = &mut status.budget {
+                    budget.reserved += kept - reserved;
+                    budget.charged += charged;
+                }
+                status.total();
+            }
+            Event::Uncertain { key, recipients, .. } => self.change(key.lane, |lane| {
+                lane.sending = lane.sending.saturating_sub(*recipients);
+                lane.uncertain += recipients;
+                lane.chunks_uncertain += 1;
+            }),
+            Event::Released {
+                key,
+                recipients,
+                reserved,
+            } => {
+                self.change(key.lane, |lane| {
+                    lane.sending = lane.sending.saturating_sub(*recipients);
+                    lane.pending += recipients;
+                });
+                self.spend(|budget| budget.reserved -= reserved);
+            }
+            Event::Pace(pace) => {
+                self.snapshot.lock().expect("live status lock").pace = Some(*pace);
+                let _ = self.write();
+            }
+            Event::Paused(cause) => {
+                self.snapshot.lock().expect("live status lock").paused = Some(cause.clone());
+                let _ = self.write();
+            }
+            Event::Resumed => {
+                self.snapshot.lock().expect("live status lock").paused = None;
+                let _ = self.write();
+            }
+            Event::ControlRead { owner, seq } => {
+                self.snapshot.lock().expect("live status lock").control = Some(ControlSeen {
+                    owner: owner.clone(),
+                    seq: *seq,
+                });
+                // At once: the controlling process waits for this.
+                let _ = self.write();
+            }
+            Event::BudgetReached(_) => self.snapshot.lock().expect("live status lock").budget_reached = true,
+            Event::Stopping => self.snapshot.lock().expect("live status lock").stopping = true,
+            _ => {}
+        }
     }
 }
 
 /// Writes `status.json` whole under a temporary name and renames it, so a reader never sees half of it.
-pub fn write_snapshot(run_dir: &Path, status: &Status, live: bool) -> std::io::Result<()> {
-    let snapshot = Snapshot {
-        live,
-        updated_at: Some(chrono::Utc::now().to_rfc3339()),
-        status: status.clone(),
-    };
+fn write_snapshot(run_dir: &Path, mut snapshot: Snapshot) -> std::io::Result<()> {
+    snapshot.updated_at = Some(chrono::Utc::now().to_rfc3339());
     let temporary = run_dir.join(format!("{SNAPSHOT_FILE}.partial"));
     let body = serde_json::to_vec_pretty(&snapshot).map_err(std::io::Error::other)?;
     std::io::Write::write_all(&mut crate::files::create_private(&temporary)?, &body)?;
     std::fs::rename(&temporary, run_dir.join(SNAPSHOT_FILE))
+}
+
+impl Live {
+    /// Leaves the final status of the run in `status.json` (not live), with the last control
+    /// command it read: a controller waiting for a stop to be read sees it even after the end.
+    pub fn write_final(&self, status: &Status) -> std::io::Result<()> {
+        let _one_at_a_time = self.writing.lock().expect("live write lock");
+        let control = self.snapshot.lock().expect("live status lock").control.clone();
+        write_snapshot(
+            &self.run_dir,
+            Snapshot {
+                control,
+                ..Snapshot::of(status.clone())
+            },
+        )
+    }
 }
 
 /// Where a run stands: from its checkpoint when no process holds it, else from the snapshot the
@@ -286,11 +439,7 @@ pub fn look(run_dir: &Path) -> Result<Option<Snapshot>> {
                     run_dir.display()
                 ))
             })?;
-            Ok(Some(Snapshot {
-                live: false,
-                updated_at: None,
-                status: status_of(&checkpoint, &meta)?,
-            }))
+            Ok(Some(Snapshot::of(status_of(&checkpoint, &meta)?)))
         }
         Err(super::checkpoint::CheckpointError::InUse { .. }) => match std::fs::read(run_dir.join(SNAPSHOT_FILE)) {
             Ok(bytes) => {

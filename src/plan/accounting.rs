@@ -23,6 +23,12 @@ pub struct Scan {
     pub warnings: Vec<String>,
     /// Estimated charge per billing class when prices are given (fallbacks not included).
     pub estimated_charge: Option<BTreeMap<BillingClass, i64>>,
+    /// Valid rows by the class of the fallback they would get (`alter` on, prices given).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fallbacks: BTreeMap<BillingClass, u64>,
+    /// The charge were every fallback sent too (`None` without prices).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_case_charge: Option<i64>,
 }
 
 impl Scan {

@@ -80,6 +80,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
         suppression_entries: screen.suppression_entries(),
         ..Scan::default()
     };
+    let fallbacks = billing::FallbackCounter::new(campaign);
     let mut cutter = if V::DIGESTS {
         Cutter::new(campaign.send.chunk_size)
     } else {
@@ -105,6 +106,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
                     scan.count(&planned.fate);
                     let closed = match &planned.fate {
                         Fate::Valid(recipient) => {
+                            fallbacks.count(campaign, recipient, &mut scan);
                             let (slot, closed) = cutter.place(recipient);
                             planned.chunk = Some(slot);
                             closed
@@ -134,6 +136,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     }
     scan.warnings = warnings(campaign);
     scan.estimated_charge = billing::estimate(campaign, &scan);
+    scan.worst_case_charge = billing::worst_case(campaign, &scan);
     Ok(scan)
 }
 

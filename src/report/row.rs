@@ -250,7 +250,7 @@ fn charge(
         (ChargeState::Charged, price)
     } else {
         // Rule 4: a CH_* failure with `alter` sends a fallback SMS.
-        fallback = result.status.starts_with("CH_") && matches!(recipient.lane, Lane::Alimtalk | Lane::Brand);
+        fallback = billing::fallback_follows(recipient.lane, &result.status);
         (ChargeState::NotCharged, zero)
     };
     if fallback {

@@ -16,6 +16,7 @@ fn record(state: ChunkState) -> ChunkRecord {
         send_group_id: None,
         note: None,
         statuses: None,
+        cost: None,
     }
 }
 
