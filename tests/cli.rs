@@ -652,3 +652,24 @@ fn a_closed_stdout_ends_every_command_quietly() {
         assert_quiet_end_on_closed_stdout(management(&sandbox, DEMO_KEY), args);
     }
 }
+
+#[test]
+fn completions_for_each_shell_name_the_commands_and_the_man_pages_are_roff() {
+    for shell in ["bash", "zsh", "fish"] {
+        let printed = run(&mut bare_command(), &["completions", shell]).expect_success(shell);
+        for command in ["send-test", "pause", "adjust", "budget"] {
+            assert!(printed.stdout.contains(command), "{shell} completes {command}");
+        }
+    }
+    run(&mut bare_command(), &["completions", "tcsh"]).expect_failure("an unknown shell");
+
+    let page = run(&mut bare_command(), &["man"]).expect_success("man");
+    assert!(page.stdout.contains(".TH msgbatch"), "{}", page.stdout);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    run(&mut bare_command(), &["man", "--out", out.to_str().unwrap()]).expect_success("man --out");
+    let send_test = std::fs::read_to_string(out.join("msgbatch-send-test.1")).expect("a page per command");
+    assert!(send_test.contains(".TH msgbatch-send-test"), "{send_test}");
+    assert!(send_test.contains("test numbers"), "{send_test}");
+    assert!(out.join("msgbatch.1").exists());
+}
