@@ -235,6 +235,14 @@ fn no_xlsx_writes_the_other_files_and_takes_away_an_earlier_workbook() {
         assert!(sample.run_dir().join(name).exists(), "{name}");
     }
     assert_eq!(without["status"], with["status"]);
+    assert!(
+        without.get("workbook_left_out").is_none(),
+        "asked, not left out by default: {without:#}"
+    );
+
+    let forced = sample.report(&["--xlsx"]);
+    assert!(workbook.exists(), "--xlsx writes the workbook");
+    assert!(listed(&forced).contains(&"report.xlsx".to_string()));
 }
 
 /// A run of `rows` recipients of the SMS sample (distinct numbers), sent to the in-process sandbox.

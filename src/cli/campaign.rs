@@ -455,6 +455,9 @@ pub fn report(run_dir: &Path, out: Option<&Path>, options: &crate::report::Repor
         for file in &summary.files {
             println!("wrote {}", file.display());
         }
+        if let Some(why) = &summary.workbook_left_out {
+            println!("{why}");
+        }
     }
     Ok(Exit::Done)
 }

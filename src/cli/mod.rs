@@ -103,9 +103,12 @@ pub enum Command {
         /// Start report.csv with a UTF-8 byte-order mark, so that Excel reads its Hangul right.
         #[arg(long)]
         csv_bom: bool,
-        /// Do not write report.xlsx (most of the time of a report of millions of rows).
-        #[arg(long)]
+        /// Do not write report.xlsx. By default it is written when the rows fit one Excel sheet (1,048,575).
+        #[arg(long, conflicts_with = "xlsx")]
         no_xlsx: bool,
+        /// Write report.xlsx whatever the rows, on as many sheets as they need (most of the time of a report of millions of rows).
+        #[arg(long)]
+        xlsx: bool,
         #[arg(long)]
         json: bool,
     },
@@ -499,12 +502,17 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             lang,
             csv_bom,
             no_xlsx,
+            xlsx,
             json,
         } => {
             let options = crate::report::ReportOptions {
                 lang,
                 csv_bom,
-                xlsx: !no_xlsx,
+                xlsx: match (xlsx, no_xlsx) {
+                    (true, _) => crate::report::Workbook::Always,
+                    (_, true) => crate::report::Workbook::Never,
+                    _ => crate::report::Workbook::WhenOneSheet,
+                },
             };
             campaign::report(&run_dir, out.as_deref(), &options, json)
         }

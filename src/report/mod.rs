@@ -90,6 +90,9 @@ pub struct Summary {
     pub classes: BTreeMap<BillingClass, ClassSummary>,
     pub prices_known: bool,
     pub files: Vec<PathBuf>,
+    /// Why report.xlsx was left out by default (too many rows for one sheet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workbook_left_out: Option<String>,
     pub funnel: Funnel,
     pub lanes: BTreeMap<Lane, Funnel>,
     pub answers: Answers,
@@ -346,9 +349,40 @@ pub struct ReportOptions {
     pub lang: Lang,
     /// report.csv starts with a UTF-8 byte-order mark (for Excel).
     pub csv_bom: bool,
-    /// Write report.xlsx too. Building it takes most of a large report's time (10 M rows: about
-    /// 86 s of the whole), so a run too large to open in Excel can skip it.
-    pub xlsx: bool,
+    /// Whether report.xlsx is written too.
+    pub xlsx: Workbook,
+}
+
+/// Whether `report` writes report.xlsx. Building it takes most of a large report's time (10 M
+/// rows: about 50 of 60 s), for a workbook of ten sheets that Excel opens one at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Workbook {
+    /// When the rows fit one sheet (1,048,575 rows under the header); otherwise it is left out,
+    /// and the summary says so.
+    #[default]
+    WhenOneSheet,
+    /// Always (`--xlsx`), on as many sheets as the rows need.
+    Always,
+    /// Never (`--no-xlsx`).
+    Never,
+}
+
+impl Workbook {
+    /// Whether a report of `rows` rows gets report.xlsx; when not by default, why.
+    fn decide(self, rows: u64) -> (bool, Option<String>) {
+        let one_sheet = u64::from(xlsx::EXCEL_MAX_ROWS - 1);
+        match self {
+            Workbook::Always => (true, None),
+            Workbook::Never => (false, None),
+            Workbook::WhenOneSheet if rows <= one_sheet => (true, None),
+            Workbook::WhenOneSheet => (
+                false,
+                Some(format!(
+                    "report.xlsx is not written: {rows} rows do not fit one Excel sheet ({one_sheet}); report.csv and report.parquet hold them all, and --xlsx writes the workbook anyway, on several sheets"
+                )),
+            ),
+        }
+    }
 }
 
 /// Rows handed to the report.csv, report.parquet and report.xlsx builders at a time.
@@ -365,6 +399,7 @@ const BATCHES_AHEAD: usize = 16;
 pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Result<Summary> {
     let ReportOptions { lang, csv_bom, xlsx } = *options;
     let rows = RunRows::open(run_dir)?;
+    let (xlsx, workbook_left_out) = xlsx.decide(rows.meta.scan.rows);
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
     crate::files::create_private_dir(&out)?;
     let csv_file = Staged::new(out.join("report.csv"));
@@ -472,6 +507,7 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
             Err(_) => anyhow::bail!("the {file} builder stopped unexpectedly"),
         }
     }
+    summary.workbook_left_out = workbook_left_out;
     summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
     if xlsx {
         summary.files.push(xlsx_file.commit()?);
@@ -522,5 +558,21 @@ pub(crate) fn charged_row(row: u64, phone: &str, amount: i64) -> ReportRow {
         amount: Some(amount),
         fallback: None,
         fallback_amount: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Workbook;
+
+    #[test]
+    fn the_workbook_is_written_by_default_only_when_the_rows_fit_one_sheet() {
+        let one_sheet = 1_048_575;
+        assert_eq!(Workbook::WhenOneSheet.decide(one_sheet), (true, None));
+        let (written, why) = Workbook::WhenOneSheet.decide(one_sheet + 1);
+        assert!(!written);
+        assert!(why.expect("a reason").contains("--xlsx"));
+        assert_eq!(Workbook::Always.decide(10_000_000), (true, None));
+        assert_eq!(Workbook::Never.decide(10), (false, None));
     }
 }
