@@ -1,4 +1,4 @@
-//! Panics a library raises where an error was due (rust_xlsxwriter's streamed sheets when a write fails), turned back into errors and kept out of the internal-error report.
+//! Panics a library raises where an error was due (rust_xlsxwriter's streamed sheets when a write fails, polars and calamine on a damaged file), turned back into errors and kept out of the internal-error report.
 
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
@@ -9,16 +9,16 @@ thread_local! {
 
 /// Runs `work`; a panic inside it becomes the error "`what`: the panic's message".
 pub fn contain<R>(what: &str, work: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
+    catch(work).unwrap_or_else(|message| Err(anyhow::anyhow!("{what}: {message}")))
+}
+
+/// Runs `work`; a panic inside it is answered as its message (`a panic` when it gave none), and
+/// the panic hook prints nothing of it: the caller reports one error line, no backtrace.
+pub fn catch<R>(work: impl FnOnce() -> R) -> Result<R, String> {
     let before = CONTAINING.replace(true);
     let result = std::panic::catch_unwind(AssertUnwindSafe(work));
     CONTAINING.set(before);
-    match result {
-        Ok(result) => result,
-        Err(panic) => {
-            let message = panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
-            Err(anyhow::anyhow!("{what}: {message}"))
-        }
-    }
+    result.map_err(|panic| panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into()))
 }
 
 /// What a panic said, when it said it in words.

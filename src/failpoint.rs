@@ -2,7 +2,9 @@
 //!
 //! `NAME:N:panic` panics there instead, to test that a panic in a task fails the run.
 //! Names: `after-in-flight` (chunk durably marked, request not yet sent), `after-response`
-//! (answer received, results not yet written), `after-done` (results and `done` written).
+//! (answer received, results not yet written), `after-done` (results and `done` written);
+//! `parquet-reader` and `spreadsheet-reader` (inside the readers' calls, where a damaged file can
+//! make the library panic: with `:panic`, the containment of such a panic is tested).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;

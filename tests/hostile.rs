@@ -296,3 +296,32 @@ fn a_connect_error_does_not_show_the_phone_in_the_url() {
     );
     assert_no_phone_shown(&outcome);
 }
+
+#[test]
+fn a_panic_inside_a_reader_prints_the_one_error_line_naming_the_file_and_no_backtrace() {
+    for (campaign, files, failpoint, file) in [
+        (
+            "text.toml",
+            &["text.toml", "recipients.parquet", "suppression.csv"][..],
+            "parquet-reader:1:panic",
+            "recipients.parquet",
+        ),
+        (
+            "excel-campaign.toml",
+            &["excel-campaign.toml", "recipients.xlsx", "suppression.csv"][..],
+            "spreadsheet-reader:1:panic",
+            "recipients.xlsx",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        common::process::copy_samples(dir.path(), files);
+        let mut command = common::process::msgbatch_at(dir.path(), "2026-11-23T11:00:00+09:00");
+        command.env("MSGBATCH_FAILPOINT", failpoint).env("RUST_BACKTRACE", "1");
+        let refused = common::process::exec(command, &["validate", campaign]);
+        assert_eq!(refused.code, Some(2), "{}", refused.show());
+        let lines: Vec<&str> = refused.stderr.lines().filter(|line| !line.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "one error line: {}", refused.show());
+        assert!(lines[0].contains(file), "{}", refused.show());
+        assert!(!refused.stderr.contains("internal error"), "{}", refused.show());
+    }
+}

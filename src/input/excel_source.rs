@@ -22,7 +22,6 @@
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
 use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
-use crate::contained::panic_message;
 use calamine::{
     open_workbook_from_rs, Data, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible, Sheets, Xls, Xlsx,
 };
@@ -30,7 +29,6 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::ops::RangeInclusive;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 /// Why a cell has no text.
@@ -244,8 +242,11 @@ impl SheetRows {
             message,
         };
         // A damaged file must refuse, naming it, also when the reader panics on it.
-        let loaded = catch_unwind(AssertUnwindSafe(|| load(BufReader::new(file), format, sheet)))
-            .map_err(|panic| refusal(panic_message(panic.as_ref()).unwrap_or_else(|| "the reader failed".into())))?;
+        let loaded = crate::contained::catch(|| {
+            crate::failpoint::reached("spreadsheet-reader");
+            load(BufReader::new(file), format, sheet)
+        })
+        .map_err(refusal)?;
         let (name, grid) = match loaded {
             Ok(loaded) => loaded,
             Err(LoadError::Unreadable(message)) => return Err(refusal(message)),

@@ -10,7 +10,6 @@ use super::{locate, ordered, ColumnSpec, InputError, RawRow, RowSource, Unreadab
 use polars::prelude::*;
 use std::collections::VecDeque;
 use std::fs::File;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
 
@@ -57,12 +56,14 @@ fn guarded<T>(path: &Path, call: impl FnOnce() -> PolarsResult<T>) -> Result<T, 
         path: path.to_path_buf(),
         message,
     };
-    match catch_unwind(AssertUnwindSafe(call)) {
+    let call = || {
+        crate::failpoint::reached("parquet-reader");
+        call()
+    };
+    match crate::contained::catch(call) {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(refusal(error.to_string())),
-        Err(panic) => Err(refusal(
-            crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "the Parquet reader failed".into()),
-        )),
+        Err(panic) => Err(refusal(panic)),
     }
 }
 
