@@ -210,6 +210,63 @@ fn a_run_stopped_while_waiting_for_results_is_collected_later() {
 }
 
 #[test]
+fn ctrl_c_while_collecting_ends_with_the_results_left_to_read_and_exit_3() {
+    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+    let gateway = Gateway::new(&sandbox, 30, 10);
+    let out = gateway.run_dir();
+    let mut child = gateway
+        .command(&[
+            "run",
+            gateway.campaign.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--wait",
+            "--min-age",
+            "60s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let line = lines_rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the run says it waits for results");
+        if line.starts_with("collect: next read in") {
+            break;
+        }
+    }
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupt.success());
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "stopped: {} accepted recipient(s) still to read",
+            gateway.accepted
+        )),
+        "{stdout}"
+    );
+
+    // What was left is read by the next collect.
+    let (code, report, stderr) = gateway.collect(&[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(results_of(&report), expected_strings(&gateway.expected));
+}
+
+#[test]
 fn results_still_pending_beyond_the_horizon_are_provisional() {
     // The sandbox's default: results settle only after 300 s.
     let sandbox = SandboxProcess::start();

@@ -253,7 +253,13 @@ fn finish(report: RunReport, json: bool) -> Result<Exit> {
     }
     Ok(if matches!(report.end, RunEnd::Failed(_)) {
         Exit::Failed
-    } else if report.end != RunEnd::Complete || !report.status.complete {
+    } else if report.end != RunEnd::Complete
+        || !report.status.complete
+        || report
+            .collected
+            .as_ref()
+            .is_some_and(|collected| collected.left_by_stop > 0)
+    {
         Exit::Incomplete
     } else {
         Exit::Done
@@ -410,17 +416,24 @@ fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
 }
 
 pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<Exit> {
-    let report = engine::collect_results(run_dir, options, &Terminal::new(json)).await?;
+    let control = Control::new();
+    let terminal = Arc::new(Terminal::new(json));
+    let interrupts = stop_on_interrupt(&control, terminal.clone())?;
+    let report = engine::collect_results(run_dir, options, &control, terminal.as_ref()).await;
+    interrupts.abort();
+    let report = report?;
     if json {
         output::json(&report)?;
     } else {
         print_collected(&report);
     }
-    Ok(if report.provisional > 0 || report.missing > 0 {
-        Exit::Incomplete
-    } else {
-        Exit::Done
-    })
+    Ok(
+        if report.provisional > 0 || report.missing > 0 || report.left_by_stop > 0 {
+            Exit::Incomplete
+        } else {
+            Exit::Done
+        },
+    )
 }
 
 fn print_collected(report: &crate::engine::collect::CollectReport) {
@@ -438,6 +451,12 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
         report.provisional,
         report.missing
     );
+    if report.left_by_stop > 0 {
+        println!(
+            "stopped: {} accepted recipient(s) still to read; `msgbatch collect` again goes on",
+            report.left_by_stop
+        );
+    }
 }
 
 pub fn report(run_dir: &Path, out: Option<&Path>, options: &crate::report::ReportOptions, json: bool) -> Result<Exit> {

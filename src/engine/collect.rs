@@ -4,6 +4,7 @@
 //! way that may pass (429, 503, another 5xx, a timeout, a lost connection) is tried again.
 
 use super::checkpoint::{Checkpoint, ChunkState, FinalResult, RunMeta};
+use super::control::{until_stopped, Control};
 use super::events::{Event, Sink};
 use super::pace;
 use crate::api::gateway::{final_result, SendRecord, RESULT_PAGE_MAX};
@@ -74,6 +75,13 @@ pub struct CollectReport {
     pub single_lookups: u64,
     /// Reads tried again after a failure that may pass (429, 503, another 5xx, a timeout, a lost connection).
     pub read_retries: u64,
+    /// Accepted recipients whose final result was still to be read when a stop came.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_by_stop: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Accepted ids still to settle, per send group, with the time the group was accepted.
@@ -152,6 +160,7 @@ pub async fn collect(
     meta: &RunMeta,
     client: &Client,
     options: &CollectOptions,
+    control: &Control,
     events: &dyn Sink,
 ) -> Result<CollectReport> {
     let mut report = CollectReport::default();
@@ -206,8 +215,15 @@ pub async fn collect(
                     seconds: wait.as_secs(),
                 });
             }
-            tokio::time::sleep(wait).await;
-            continue;
+            let mut controls = control.watch();
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => continue,
+                _ = until_stopped(&mut controls) => {
+                    // What is read stays read; the rest is for the next `collect`.
+                    report.left_by_stop = groups.values().map(|group| group.ids.len() as u64).sum();
+                    break;
+                }
+            }
         }
         let due: Vec<String> = groups
             .iter()

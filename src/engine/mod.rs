@@ -295,7 +295,7 @@ pub async fn run(
     if let Some(wait) = &options.wait {
         if report.end == RunEnd::Complete {
             report.collected =
-                Some(collect::collect(&checkpoint, &meta, &session.client, wait, events.as_ref()).await?);
+                Some(collect::collect(&checkpoint, &meta, &session.client, wait, control, events.as_ref()).await?);
         }
     }
     Ok(report)
@@ -364,6 +364,7 @@ pub async fn resume(
 pub async fn collect_results(
     run_dir: &Path,
     options: &collect::CollectOptions,
+    control: &Control,
     events: &dyn Sink,
 ) -> Result<collect::CollectReport> {
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
@@ -385,7 +386,7 @@ pub async fn collect_results(
         )));
     }
     let session = Session::connect(&campaign, events).await?;
-    let report = collect::collect(&checkpoint, &meta, &session.client, options, events).await?;
+    let report = collect::collect(&checkpoint, &meta, &session.client, options, control, events).await?;
     checkpoint.flush()?;
     Ok(report)
 }
