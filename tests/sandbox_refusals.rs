@@ -1,4 +1,4 @@
-//! Refusals every endpoint of the sandbox shares, over HTTP: every answer is JSON in its endpoint's error shape, those axum makes before a handler runs included (a path segment that is not UTF-8, a body over the limit, a method the path does not take).
+//! Refusals every endpoint of the sandbox shares, over HTTP: every answer is JSON in its endpoint's error shape, those axum makes before a handler runs included (a path segment that is not UTF-8, a body over the limit, a method the path does not take), and a body `groupId` that is not a string is refused, never ignored.
 
 mod common;
 use common::*;
@@ -230,4 +230,155 @@ fn sms_body(group_id: Value) -> Value {
         "groupId": group_id,
         "callbackNo": DEMO_CALLBACK,
     })
+}
+
+// ---------------------------------------------------------------- a body groupId that is not a string
+
+/// A body `groupId` of each JSON type that is not a string (`null` counts as absent).
+fn not_strings() -> [Value; 4] {
+    [json!(5), json!(true), json!([DEMO_GROUP]), json!({"id": DEMO_GROUP})]
+}
+
+/// An endpoint whose body may carry `groupId`, and a body it takes when that is `demo`.
+struct GroupWrite {
+    method: Method,
+    path: String,
+    style: &'static str,
+    body: Value,
+}
+
+impl GroupWrite {
+    fn new(method: Method, path: impl Into<String>, style: &'static str, body: Value) -> GroupWrite {
+        GroupWrite {
+            method,
+            path: path.into(),
+            style,
+            body,
+        }
+    }
+
+    async fn send(&self, sandbox: &TestSandbox, group_id: &Value, with_header: bool) -> (u16, Value) {
+        let mut body = self.body.clone();
+        body["groupId"] = group_id.clone();
+        let mut call = sandbox
+            .raw()
+            .request(
+                self.method.clone(),
+                format!("{}{}", sandbox.handle.root_url(), self.path),
+            )
+            .header("apikey", DEMO_KEY)
+            .json(&body);
+        if with_header {
+            call = call.header("groupid", DEMO_GROUP);
+        }
+        let what = format!("{} {} with groupId {group_id}", self.method, self.path);
+        json_answer(&what, call.send().await.expect("answered")).await
+    }
+}
+
+/// What a refused write must leave as it was: charges, sent numbers, channels.
+async fn demo_state(sandbox: &TestSandbox) -> (usize, u64, Value) {
+    let client = sandbox.client();
+    let admin = sandbox.admin(&client);
+    let ledger = admin.ledger().await.expect("ledger reads");
+    let sent = admin.sent().await.expect("sent reads");
+    let channels = request(sandbox, Method::GET, "/gateway/channel?limit=200")
+        .send()
+        .await
+        .expect("answered");
+    let (_, channels) = json_answer("channel list", channels).await;
+    (ledger.entries.len(), sent.total, channels)
+}
+
+#[tokio::test]
+async fn a_body_group_id_that_is_not_a_string_is_400_on_every_endpoint_that_reads_one() {
+    let sandbox = TestSandbox::demo().await;
+    let client = sandbox.client();
+    client
+        .sender_token("01012345678", Some("_typedShop"))
+        .await
+        .expect("token sent");
+    let outbox = sandbox.admin(&client).tokens().await.expect("outbox reads");
+    let token = outbox.tokens.last().expect("a token was sent").token.clone();
+    let number = number_ending(1, "10");
+    // The gateway writes first: they are the ones that ignored such a `groupId`.
+    let writes = [
+        GroupWrite::new(
+            Method::POST,
+            "/gateway/channel/sender",
+            FAIL,
+            json!({"token": token, "phoneNumber": "01012345678", "yellowId": "_typedShop"}),
+        ),
+        GroupWrite::new(
+            Method::POST,
+            "/gateway/channel",
+            FAIL,
+            json!({"name": "Typed Shop", "senderKey": DEMO_SENDER_KEY, "callbackNo": DEMO_CALLBACK}),
+        ),
+        GroupWrite::new(
+            Method::PUT,
+            "/gateway/channel/ch-demo-small",
+            FAIL,
+            json!({"name": "Renamed Shop"}),
+        ),
+        GroupWrite::new(
+            Method::POST,
+            "/gateway/alimTalk",
+            FAIL,
+            json!({
+                "service": DEMO_SENDER_KEY, "template": "ORDER_SHIPPED", "message": ORDER_SHIPPED_TEXT,
+                "numbers": [{"hp": number, "name": "김민수", "VAR1": "A-100"}],
+            }),
+        ),
+        GroupWrite::new(
+            Method::POST,
+            "/standard/alimTalk",
+            FAIL,
+            json!({
+                "service": ALIMTALK_SERVICE, "template": "ORDER_SHIPPED", "message": ORDER_SHIPPED_TEXT,
+                "numbers": [{"key": 1, "hp": number, "name": "김민수", "VAR1": "A-100"}],
+            }),
+        ),
+        GroupWrite::new(
+            Method::POST,
+            "/standard/friendTalk/brand",
+            ERROR,
+            json!({
+                "service": BRAND_SERVICE, "chatBubbleType": "TEXT", "message": "(광고) 겨울 세일",
+                "numbers": [{"key": 1, "hp": number}],
+            }),
+        ),
+        GroupWrite::new(Method::POST, "/standard/sms", FAIL, sms_body(Value::Null)),
+        GroupWrite::new(Method::POST, "/standard/sms/lms", FAIL, sms_body(Value::Null)),
+    ];
+    let before = demo_state(&sandbox).await;
+    for write in &writes {
+        for group_id in not_strings() {
+            // With the `groupid` header naming the right group, and without any header.
+            for with_header in [true, false] {
+                let what = format!(
+                    "{} {} groupId {group_id}, header {with_header}",
+                    write.method, write.path
+                );
+                let (status, body) = write.send(&sandbox, &group_id, with_header).await;
+                assert_eq!(status, 400, "{what}: {body}");
+                assert_error_body(&what, &body, write.style, "SBX_BAD_REQUEST");
+                assert!(
+                    body["message"].as_str().unwrap().contains("groupId must be a string"),
+                    "{what}: {body}"
+                );
+            }
+        }
+    }
+    assert_eq!(demo_state(&sandbox).await, before, "a refused write changed nothing");
+    // The control: each body with the group as a string is taken (so the token was not spent).
+    for write in &writes {
+        let (status, body) = write.send(&sandbox, &json!(DEMO_GROUP), true).await;
+        assert!(
+            (200..300).contains(&status),
+            "{} {}: {status} {body}",
+            write.method,
+            write.path
+        );
+    }
 }

@@ -193,14 +193,50 @@ fn parse_json<T: DeserializeOwned>(body: &[u8], reject: fn(&str, String) -> Reje
     serde_json::from_slice(body).map_err(|error| reject("SBX_BAD_REQUEST", format!("request body: {error}")))
 }
 
-/// The body's `groupId`, read without committing to the endpoint's type.
-fn body_group_id(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct GroupOnly {
-        #[serde(rename = "groupId")]
-        group_id: Option<String>,
+/// A body's `groupId`, whatever its JSON type, read without committing to the endpoint's type.
+#[derive(serde::Deserialize)]
+struct BodyGroup {
+    #[serde(rename = "groupId", default)]
+    group_id: Option<serde_json::Value>,
+}
+
+impl BodyGroup {
+    /// The group the body names: none when `groupId` is absent or `null` (as for every optional
+    /// field). A `groupId` that is not a string is refused with 400 `SBX_BAD_REQUEST` on every
+    /// endpoint, never ignored: ignoring it would let a `groupid` header vouch for a body whose
+    /// group no one checked.
+    fn named(self) -> Result<Option<String>, Rejection> {
+        let kind = match self.group_id {
+            None | Some(serde_json::Value::Null) => return Ok(None),
+            Some(serde_json::Value::String(group)) => return Ok(Some(group)),
+            Some(serde_json::Value::Bool(_)) => "a boolean",
+            Some(serde_json::Value::Number(_)) => "a number",
+            Some(serde_json::Value::Array(_)) => "an array",
+            Some(serde_json::Value::Object(_)) => "an object",
+        };
+        Err(Rejection::fail(
+            "SBX_BAD_REQUEST",
+            format!("request body: groupId must be a string, not {kind}"),
+        ))
     }
-    serde_json::from_slice::<GroupOnly>(body).ok().and_then(|g| g.group_id)
+}
+
+/// The body's `groupId` on a gateway write, which may name the group there instead of in the
+/// `groupid` header. A body that is not a JSON object is refused here, before the group is
+/// checked, as a send refuses it.
+fn body_group_id(body: &[u8]) -> Result<Option<String>, Rejection> {
+    parse_json::<BodyGroup>(body, Rejection::fail)?.named()
+}
+
+/// `ERR_100` when the `apikey` header is missing or empty: checked before the body is read, on
+/// every endpoint, so a caller without a key learns that first.
+fn require_api_key(headers: &HeaderMap) -> Result<(), Rejection> {
+    if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
+        return Err(Rejection::missing_credentials(
+            "authentication data (apikey) is missing",
+        ));
+    }
+    Ok(())
 }
 
 fn fault_reply(action: FaultAction) -> Option<Response> {
@@ -319,20 +355,26 @@ impl Call {
     ) -> Response {
         let headers = &self.headers;
         guarded(&self.shared, &self.kill, true, |state| {
-            // Auth errors take the endpoint's error shape (brand answers `status: "error"`).
+            // Errors not made by `endpoint.reject` (credentials, `groupId`) take the endpoint's
+            // error shape (brand answers `status: "error"`).
             let error_status = (endpoint.reject)("", String::new()).body.status;
             let restyled = |mut rejection: Rejection| {
                 rejection.body.status = error_status.clone();
                 reply_rejection(rejection)
             };
-            if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
-                return restyled(Rejection::missing_credentials(
-                    "authentication data (apikey) is missing",
-                ));
+            if let Err(rejection) = require_api_key(headers) {
+                return restyled(rejection);
             }
             let request: T = match parse_json(body, endpoint.reject) {
                 Ok(request) => request,
-                Err(rejection) => return reply_rejection(rejection),
+                Err(rejection) => {
+                    // serde places a wrong type by line and column only: a `groupId` that is
+                    // not a string is named, in the words of the gateway writes.
+                    let group_refused = serde_json::from_slice::<BodyGroup>(body)
+                        .ok()
+                        .and_then(|group| group.named().err());
+                    return restyled(group_refused.unwrap_or(rejection));
+                }
             };
             let group_body = Some((endpoint.body_group)(&request));
             let group = match authenticate(
@@ -350,7 +392,8 @@ impl Call {
         .await
     }
 
-    /// A gateway call other than send: credentials from headers (and the body's `groupId` for writes).
+    /// A gateway call other than send: credentials from headers (and the body's `groupId` for
+    /// writes, in the order a send checks them: key present, body's group readable, group).
     async fn gateway(
         &self,
         body: Option<&[u8]>,
@@ -358,7 +401,13 @@ impl Call {
     ) -> Response {
         let headers = &self.headers;
         guarded(&self.shared, &self.kill, false, |state| {
-            let body_group = body.and_then(body_group_id);
+            if let Err(rejection) = require_api_key(headers) {
+                return reply_rejection(rejection);
+            }
+            let body_group = match body.map(body_group_id).transpose() {
+                Ok(group) => group.flatten(),
+                Err(rejection) => return reply_rejection(rejection),
+            };
             match authenticate(
                 state,
                 headers,
