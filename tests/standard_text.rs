@@ -197,6 +197,33 @@ async fn lms_accepted_recipients_answer_mms_0000_and_bill_lms() {
 }
 
 #[tokio::test]
+async fn sms_and_lms_answers_carry_a_version_string_and_no_url_or_message() {
+    // Spec, "Versioning": "Responses of the standard deployment carry a `version` field (string,
+    // API version)"; the SMS response lists no `url` or `message`. Read as JSON, not through the
+    // client's type, where `version` is optional.
+    let sandbox = TestSandbox::demo().await;
+    for lane in [Lane::Sms, Lane::Lms] {
+        let response = sandbox
+            .raw()
+            .post(format!("{}{}", sandbox.handle.base_url(), lane.path()))
+            .header("apikey", DEMO_KEY)
+            .header("groupId", DEMO_GROUP)
+            .json(&text("안내", &[number_ending(1, "10")]))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(response.status(), 200, "{lane:?}");
+        let answer: serde_json::Value = response.json().await.expect("json");
+        assert!(
+            answer["version"].as_str().is_some_and(|v| !v.is_empty()),
+            "{lane:?}: version is a string: {answer}"
+        );
+        assert!(answer.get("url").is_none(), "{lane:?}: {answer}");
+        assert!(answer.get("message").is_none(), "{lane:?}: {answer}");
+    }
+}
+
+#[tokio::test]
 async fn sms_error_recipients_answer_error_and_only_accepted_ones_are_charged() {
     let sandbox = TestSandbox::demo().await;
     for (lane, serial) in [(Lane::Sms, 1), (Lane::Lms, 5)] {

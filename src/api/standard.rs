@@ -201,8 +201,11 @@ pub struct RecipientResult {
     pub status: String,
 }
 
-/// The 200 response of the standard send endpoints. SMS/LMS responses have no `version`,
-/// `url` or `message`; brand uses `status` `error` where notification uses `fail`.
+/// The 200 response of the standard send endpoints. SMS/LMS responses have no `url` or
+/// `message`; brand uses `status` `error` where notification uses `fail`. Every answer of the
+/// standard deployment carries `version` (spec, "Versioning"), yet it stays optional here: the
+/// client reads answers with this type too, and one without a `version` still tells it what
+/// was sent.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SendResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,4 +237,20 @@ pub fn status_accepted(status: &str) -> bool {
         status,
         "OK" | text_status::SMS_IN_PROGRESS | text_status::LMS_IN_PROGRESS
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_response_without_version_url_or_message_is_read() {
+        // What a deployment that omits `version` might answer: the client still reads what was sent.
+        let answer = r#"{"status":"success","code":"200","datetime":"2026-01-05 10:00:00",
+            "value":[{"uid":1000000001,"date":1767574800000,"status":"SMS_00"}],"count":1,"total":1}"#;
+        let response: SendResponse = serde_json::from_str(answer).expect("an answer without version is read");
+        assert_eq!(response.version, None);
+        assert_eq!(response.value[0].status, text_status::SMS_IN_PROGRESS);
+        assert_eq!((response.count, response.total), (1, 1));
+    }
 }

@@ -10,9 +10,10 @@ use crate::api::{Code, ErrorBody, HEADER_API_KEY, HEADER_GROUP_ID};
 use crate::phone::Masked;
 use crate::text::TextLane;
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, Query};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -36,10 +37,22 @@ pub(crate) struct ConnectionKill(pub Arc<Notify>);
 
 type Query_ = Query<HashMap<String, String>>;
 
+/// Where the standard deployment is served, and its brand endpoint under it: the one endpoint
+/// whose errors say `status: "error"` (every other says `fail`).
+const STANDARD_PREFIX: &str = "/standard";
+const BRAND_PATH: &str = "/friendTalk/brand";
+
+/// The largest request body the sandbox reads (the spec shows no limit): axum's own default,
+/// named so that the README can say it and a refusal can quote it.
+const BODY_LIMIT_BYTES: usize = 2 * 1024 * 1024;
+
+/// How much of a refusal's plain-text body is kept as the JSON `message` (axum's are one line).
+const REFUSAL_TEXT_LIMIT: usize = 4 * 1024;
+
 pub(crate) fn router(shared: Shared) -> Router {
     let standard = Router::new()
         .route("/alimTalk", post(standard_alimtalk))
-        .route("/friendTalk/brand", post(brand))
+        .route(BRAND_PATH, post(brand))
         .route("/sms", post(sms))
         .route("/sms/lms", post(lms));
     let gateway = Router::new()
@@ -59,12 +72,77 @@ pub(crate) fn router(shared: Shared) -> Router {
         .route("/sent", get(admin_sent))
         .route("/tokens", get(admin_tokens))
         .route("/faults", get(admin_faults_get).put(admin_faults_put));
-    Router::new()
-        .nest("/standard", standard)
+    let routes = Router::new()
+        .nest(STANDARD_PREFIX, standard)
         .nest("/gateway", gateway)
         .nest("/_sandbox", admin)
         .fallback(|| async { reply_rejection(Rejection::not_found("no such path")) })
-        .with_state(shared)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .with_state(shared);
+    // Around the whole router, not route by route (`Router::layer`): a route adds the `Allow`
+    // header of its 405 outside its own layers, and the refusal's message names those methods.
+    Router::new()
+        .fallback_service(routes)
+        .layer(middleware::from_fn(json_refusals))
+}
+
+/// The error shape of the endpoint at `path`: brand answers `status: "error"`, the others `fail`.
+fn error_style(path: &str) -> fn(&str, String) -> Rejection {
+    if path.strip_prefix(STANDARD_PREFIX) == Some(BRAND_PATH) {
+        Rejection::error
+    } else {
+        Rejection::fail
+    }
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"))
+}
+
+/// Every handler answers JSON, but axum refuses some requests before a handler runs, in plain
+/// text or with no body: a path segment that is not UTF-8 (400), a body over
+/// [`BODY_LIMIT_BYTES`] (413), a method the path does not take (405). The spec says every body
+/// is JSON, so those refusals are rewritten here into the endpoint's error shape, keeping their
+/// status and headers (`Allow`). They come before the credentials are read, as a refusal of an
+/// unknown path does.
+async fn json_refusals(request: Request, next: Next) -> Response {
+    let reject = error_style(request.uri().path());
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    let status = response.status();
+    if is_json(&response) || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, REFUSAL_TEXT_LIMIT)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+        .unwrap_or_default();
+    let allow = parts.headers.get(header::ALLOW).cloned();
+    let (code, message) = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allowed = allow.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default();
+            (
+                "SBX_METHOD_NOT_ALLOWED",
+                format!("{method} is not allowed on this path (it takes {allowed})"),
+            )
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            "SBX_BODY_TOO_LARGE",
+            format!("request body over {BODY_LIMIT_BYTES} bytes: {text}"),
+        ),
+        _ if status.is_server_error() => ("SBX_INTERNAL", text),
+        _ => ("SBX_BAD_REQUEST", text),
+    };
+    let mut answer = reply_rejection(reject(code, message).with_http(status.as_u16()));
+    if let Some(allow) = allow {
+        answer.headers_mut().insert(header::ALLOW, allow);
+    }
+    answer
 }
 
 fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -74,7 +152,13 @@ fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 fn json_reply<T: Serialize>(status: StatusCode, body: &T) -> Response {
     match serde_json::to_vec(body) {
         Ok(bytes) => json_bytes_reply(status, bytes),
-        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
+        Err(error) => {
+            tracing::error!("sandbox answer could not be written as JSON: {error}");
+            // A fixed body: building another one could fail the same way.
+            let body =
+                br#"{"status":"fail","code":"SBX_INTERNAL","message":"the answer could not be written as JSON"}"#;
+            json_bytes_reply(StatusCode::INTERNAL_SERVER_ERROR, body.to_vec())
+        }
     }
 }
 
@@ -109,14 +193,50 @@ fn parse_json<T: DeserializeOwned>(body: &[u8], reject: fn(&str, String) -> Reje
     serde_json::from_slice(body).map_err(|error| reject("SBX_BAD_REQUEST", format!("request body: {error}")))
 }
 
-/// The body's `groupId`, read without committing to the endpoint's type.
-fn body_group_id(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct GroupOnly {
-        #[serde(rename = "groupId")]
-        group_id: Option<String>,
+/// A body's `groupId`, whatever its JSON type, read without committing to the endpoint's type.
+#[derive(serde::Deserialize)]
+struct BodyGroup {
+    #[serde(rename = "groupId", default)]
+    group_id: Option<serde_json::Value>,
+}
+
+impl BodyGroup {
+    /// The group the body names: none when `groupId` is absent or `null` (as for every optional
+    /// field). A `groupId` that is not a string is refused with 400 `SBX_BAD_REQUEST` on every
+    /// endpoint, never ignored: ignoring it would let a `groupid` header vouch for a body whose
+    /// group no one checked.
+    fn named(self) -> Result<Option<String>, Rejection> {
+        let kind = match self.group_id {
+            None | Some(serde_json::Value::Null) => return Ok(None),
+            Some(serde_json::Value::String(group)) => return Ok(Some(group)),
+            Some(serde_json::Value::Bool(_)) => "a boolean",
+            Some(serde_json::Value::Number(_)) => "a number",
+            Some(serde_json::Value::Array(_)) => "an array",
+            Some(serde_json::Value::Object(_)) => "an object",
+        };
+        Err(Rejection::fail(
+            "SBX_BAD_REQUEST",
+            format!("request body: groupId must be a string, not {kind}"),
+        ))
     }
-    serde_json::from_slice::<GroupOnly>(body).ok().and_then(|g| g.group_id)
+}
+
+/// The body's `groupId` on a gateway write, which may name the group there instead of in the
+/// `groupid` header. A body that is not a JSON object is refused here, before the group is
+/// checked, as a send refuses it.
+fn body_group_id(body: &[u8]) -> Result<Option<String>, Rejection> {
+    parse_json::<BodyGroup>(body, Rejection::fail)?.named()
+}
+
+/// `ERR_100` when the `apikey` header is missing or empty: checked before the body is read, on
+/// every endpoint, so a caller without a key learns that first.
+fn require_api_key(headers: &HeaderMap) -> Result<(), Rejection> {
+    if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
+        return Err(Rejection::missing_credentials(
+            "authentication data (apikey) is missing",
+        ));
+    }
+    Ok(())
 }
 
 fn fault_reply(action: FaultAction) -> Option<Response> {
@@ -205,10 +325,9 @@ impl FromRequestParts<Shared> for Call {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, shared: &Shared) -> Result<Call, Response> {
-        let kill =
-            parts.extensions.get::<ConnectionKill>().cloned().ok_or_else(|| {
-                (StatusCode::INTERNAL_SERVER_ERROR, "the connection handle is missing").into_response()
-            })?;
+        let kill = parts.extensions.get::<ConnectionKill>().cloned().ok_or_else(|| {
+            reply_rejection(Rejection::fail("SBX_INTERNAL", "the connection handle is missing").with_http(500))
+        })?;
         Ok(Call {
             shared: shared.clone(),
             kill,
@@ -236,20 +355,26 @@ impl Call {
     ) -> Response {
         let headers = &self.headers;
         guarded(&self.shared, &self.kill, true, |state| {
-            // Auth errors take the endpoint's error shape (brand answers `status: "error"`).
+            // Errors not made by `endpoint.reject` (credentials, `groupId`) take the endpoint's
+            // error shape (brand answers `status: "error"`).
             let error_status = (endpoint.reject)("", String::new()).body.status;
             let restyled = |mut rejection: Rejection| {
                 rejection.body.status = error_status.clone();
                 reply_rejection(rejection)
             };
-            if header_text(headers, HEADER_API_KEY).is_none_or(str::is_empty) {
-                return restyled(Rejection::missing_credentials(
-                    "authentication data (apikey) is missing",
-                ));
+            if let Err(rejection) = require_api_key(headers) {
+                return restyled(rejection);
             }
             let request: T = match parse_json(body, endpoint.reject) {
                 Ok(request) => request,
-                Err(rejection) => return reply_rejection(rejection),
+                Err(rejection) => {
+                    // serde places a wrong type by line and column only: a `groupId` that is
+                    // not a string is named, in the words of the gateway writes.
+                    let group_refused = serde_json::from_slice::<BodyGroup>(body)
+                        .ok()
+                        .and_then(|group| group.named().err());
+                    return restyled(group_refused.unwrap_or(rejection));
+                }
             };
             let group_body = Some((endpoint.body_group)(&request));
             let group = match authenticate(
@@ -267,7 +392,8 @@ impl Call {
         .await
     }
 
-    /// A gateway call other than send: credentials from headers (and the body's `groupId` for writes).
+    /// A gateway call other than send: credentials from headers (and the body's `groupId` for
+    /// writes, in the order a send checks them: key present, body's group readable, group).
     async fn gateway(
         &self,
         body: Option<&[u8]>,
@@ -275,7 +401,13 @@ impl Call {
     ) -> Response {
         let headers = &self.headers;
         guarded(&self.shared, &self.kill, false, |state| {
-            let body_group = body.and_then(body_group_id);
+            if let Err(rejection) = require_api_key(headers) {
+                return reply_rejection(rejection);
+            }
+            let body_group = match body.map(body_group_id).transpose() {
+                Ok(group) => group.flatten(),
+                Err(rejection) => return reply_rejection(rejection),
+            };
             match authenticate(
                 state,
                 headers,

@@ -206,6 +206,6 @@ impl SandboxState {
             };
             value.push(RecipientResult { uid, date, status });
         }
-        Ok(send_response("/friendTalk/brand", value, true))
+        Ok(send_response(Some("/friendTalk/brand"), value))
     }
 }

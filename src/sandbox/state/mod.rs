@@ -424,19 +424,22 @@ fn check_entries(entries: &[NumberEntry], reject: fn(&str, String) -> Rejection)
     Ok(())
 }
 
-fn send_response(url: &str, value: Vec<RecipientResult>, with_version: bool) -> SendResponse {
+/// The 200 answer of a standard send. Every one carries `version` (spec, "Versioning": responses
+/// of the standard deployment carry it); `url` and `message` only where the spec's response lists
+/// them, so SMS and LMS pass `None`.
+fn send_response(url: Option<&str>, value: Vec<RecipientResult>) -> SendResponse {
     let total = value.len() as u64;
     let count = value
         .iter()
         .filter(|v| crate::api::standard::status_accepted(&v.status))
         .count() as u64;
     SendResponse {
-        version: with_version.then(|| API_VERSION.to_string()),
+        version: Some(API_VERSION.to_string()),
         status: "success".into(),
         code: Code::Number(200),
         datetime: korean_datetime(),
-        url: with_version.then(|| url.to_string()),
-        message: with_version.then(|| "success".to_string()),
+        url: url.map(str::to_string),
+        message: url.map(|_| "success".to_string()),
         value,
         count,
         total,

@@ -91,6 +91,6 @@ impl SandboxState {
             };
             value.push(RecipientResult { uid, date, status });
         }
-        Ok(send_response("/alimTalk", value, true))
+        Ok(send_response(Some("/alimTalk"), value))
     }
 }

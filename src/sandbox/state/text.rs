@@ -88,7 +88,7 @@ impl SandboxState {
                 status: status.to_string(),
             });
         }
-        let mut response = send_response("", value, false);
+        let mut response = send_response(None, value);
         response.code = Code::text("200");
         Ok(response)
     }
