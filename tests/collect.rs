@@ -9,7 +9,7 @@ use msgbatch::sandbox::accounts::DEMO_ACCOUNTS;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -160,12 +160,8 @@ fn results_of_1234_recipients_are_collected_whole_with_page_sizes_1_100_and_500(
     }
 }
 
-#[test]
-fn a_run_stopped_while_waiting_for_results_is_collected_later() {
-    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
-    let gateway = Gateway::new(&sandbox, 120, 50);
-    let out = gateway.run_dir();
-    // --wait with a minimum age of 60 s: the run sends, then says it waits; kill it there.
+/// `run --wait --min-age 60s`: the run sends, then says it waits for results; answered then.
+fn run_until_it_waits_for_results(gateway: &Gateway, out: &Path, stdout: Stdio) -> std::process::Child {
     let mut child = gateway
         .command(&[
             "run",
@@ -176,7 +172,7 @@ fn a_run_stopped_while_waiting_for_results_is_collected_later() {
             "--min-age",
             "60s",
         ])
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -193,9 +189,18 @@ fn a_run_stopped_while_waiting_for_results_is_collected_later() {
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .expect("the run says it waits for results");
         if line.starts_with("collect: next read in") {
-            break;
+            return child;
         }
     }
+}
+
+#[test]
+fn a_run_stopped_while_waiting_for_results_is_collected_later() {
+    let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
+    let gateway = Gateway::new(&sandbox, 120, 50);
+    let out = gateway.run_dir();
+    // --wait with a minimum age of 60 s: the run sends, then says it waits; kill it there.
+    let mut child = run_until_it_waits_for_results(&gateway, &out, Stdio::null());
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -214,36 +219,7 @@ fn ctrl_c_while_collecting_ends_with_the_results_left_to_read_and_exit_3() {
     let sandbox = SandboxProcess::start_with(&["--settle-after", "0s"]);
     let gateway = Gateway::new(&sandbox, 30, 10);
     let out = gateway.run_dir();
-    let mut child = gateway
-        .command(&[
-            "run",
-            gateway.campaign.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--wait",
-            "--min-age",
-            "60s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let line = lines_rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("the run says it waits for results");
-        if line.starts_with("collect: next read in") {
-            break;
-        }
-    }
+    let child = run_until_it_waits_for_results(&gateway, &out, Stdio::piped());
     let interrupt = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -105,6 +105,18 @@ fallback_sms = {FALLBACK_PRICE}
         Running::spawn(command, "msgbatch run")
     }
 
+    /// A run whose every request takes 20 ms at the sandbox, once it has started sending.
+    fn start_slow_run(&self) -> Running {
+        self.sandbox.set_faults(FaultConfig {
+            latency_ms: 20,
+            ..FaultConfig::default()
+        });
+        let mut run = self.start_run(&[]);
+        run.stderr
+            .wait_for("the start", |line| line.starts_with("run directory"));
+        run
+    }
+
     fn resume(&self, extra: &[&str]) -> Finished {
         let mut command = self.command(&["resume", &self.path(&self.run_dir)]);
         command.args(extra);
@@ -304,13 +316,7 @@ fn kill_9_right_after_a_budget_stop_then_resume_sends_no_number_twice() {
 #[test]
 fn pause_from_another_process_holds_new_chunks_and_kill_9_while_paused_then_resume_sends_each_once() {
     let fx = Fixture::new(400, "concurrency = 2");
-    fx.sandbox.set_faults(FaultConfig {
-        latency_ms: 20,
-        ..FaultConfig::default()
-    });
-    let mut run = fx.start_run(&[]);
-    run.stderr
-        .wait_for("the start", |line| line.starts_with("run directory"));
+    let mut run = fx.start_slow_run();
     let paused = fx.control("pause", &[]);
     paused.expect_code(0);
     assert!(paused.stdout.contains("paused"), "{}", paused.stdout);
@@ -354,13 +360,7 @@ fn pause_from_another_process_holds_new_chunks_and_kill_9_while_paused_then_resu
 #[test]
 fn resume_of_a_live_paused_run_goes_on_and_adjust_and_stop_reach_it_from_another_process() {
     let fx = Fixture::new(300, "concurrency = 2");
-    fx.sandbox.set_faults(FaultConfig {
-        latency_ms: 20,
-        ..FaultConfig::default()
-    });
-    let mut run = fx.start_run(&[]);
-    run.stderr
-        .wait_for("the start", |line| line.starts_with("run directory"));
+    let mut run = fx.start_slow_run();
     fx.control("pause", &[]).expect_code(0);
     run.stderr
         .wait_for("the pause notice", |line| line.starts_with("paused:"));
@@ -577,4 +577,26 @@ fn a_scheduled_run_still_waiting_is_adjusted_and_stopped_from_another_process() 
     run.finish().expect_code(EXIT_INCOMPLETE);
     assert_eq!(fx.sandbox.sent().total, 0, "nothing was sent");
     assert_eq!(fx.status()["pending"].as_u64(), Some(20));
+}
+
+#[test]
+fn a_pause_asked_during_a_rate_wait_is_shown_as_pausing_and_resume_takes_it_back() {
+    // One message a second and chunks of 5: after the first chunk, each waits five seconds.
+    let fx = Fixture::new(50, "messages_per_second = 1");
+    let mut run = fx.start_run(&[]);
+    run.stderr
+        .wait_for("the start", |line| line.starts_with("run directory"));
+    fx.control("pause", &[]).expect_code(0);
+    let text = Running::spawn(fx.command(&["status", &fx.path(&fx.run_dir)]), "msgbatch status").finish();
+    assert!(
+        text.stdout.contains("paused:") || text.stdout.contains("pausing: asked to pause"),
+        "{}",
+        text.stdout
+    );
+    let resumed = fx.resume(&[]);
+    resumed.expect_code(0);
+    assert!(resumed.stdout.contains("resumed"), "{}", resumed.stdout);
+    fx.control("stop", &[]).expect_code(0);
+    run.finish().expect_code(EXIT_INCOMPLETE);
+    fx.assert_at_most_once(&fx.status());
 }

@@ -392,6 +392,9 @@ fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
             Some(engine::events::PauseCause::QuietHours { window, until, .. }) => {
                 text.push_str(&format!("\npaused: quiet hours {window}, going on at {until}"))
             }
+            None if pause_asked(run_dir) => text.push_str(
+                "\npausing: asked to pause; no new chunk goes once the current wait (the rate, a free request) ends",
+            ),
             None => {}
         }
         if snapshot.stopping {
@@ -413,6 +416,11 @@ fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
         text.push_str(&format!("\nresume with: {}", engine::resume_command(run_dir)));
     }
     text
+}
+
+/// Whether the running process was asked to pause (its control file), before it holds.
+fn pause_asked(run_dir: &Path) -> bool {
+    engine::control::ControlFile::read(run_dir).is_ok_and(|file| file.is_some_and(|file| file.controls.paused))
 }
 
 pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOptions, json: bool) -> Result<Exit> {
