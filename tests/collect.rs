@@ -185,11 +185,14 @@ fn run_until_it_waits_for_results(gateway: &Gateway, out: &Path, stdout: Stdio) 
     });
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let line = lines_rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("the run says it waits for results");
-        if line.starts_with("collect: next read in") {
-            return child;
+        match lines_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.starts_with("collect: next read in") => return child,
+            Ok(_) => {}
+            Err(error) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the run never said it waits for results: {error}");
+            }
         }
     }
 }
