@@ -15,7 +15,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_msgbatch");
 const DAYTIME: &str = "2026-11-23T11:00:00+09:00";
 const SENDER_KEY: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f001234567";
 
-/// The report's columns as documented in the README. Changing them breaks users' scripts.
+/// The report's columns as documented in docs/reports.md. Changing them breaks users' scripts.
 const PINNED_COLUMNS: [&str; 18] = [
     "row",
     "phone",

@@ -206,7 +206,7 @@ pub fn validate_with(
 /// resumes, stops and adjusts it while it goes; `events` hears of every change.
 ///
 /// The input is walked twice: once for the accounting (and `rejects.csv`), then to feed the
-/// senders. The first walk costs a few percent of a run (see the README's performance table) and
+/// senders. The first walk costs a few percent of a run (see docs/performance.md) and
 /// buys what a user is promised: a file that must be refused is refused before anything is sent,
 /// and the totals are known from the first chunk on.
 pub async fn run(
