@@ -175,6 +175,17 @@ fn a_spreadsheet_saved_through_pandas_reads_as_written() {
 }
 
 #[test]
+fn a_float32_is_written_as_the_shortest_text_that_reads_back_as_that_float32() {
+    let file = "legacy_annotations.parquet";
+    assert_eq!(parquet_values(file, "price_float"), with_null(&["19.99", "0.1"]));
+    // 1020001001 is not a float32: the nearest, 1020001024, is written as its shortest text.
+    assert_eq!(
+        parquet_values(file, "whole_float"),
+        with_null(&["1020001000", "16777216"])
+    );
+}
+
+#[test]
 fn parquet_values_that_are_not_text_reject_their_row_only() {
     for (column, detail) in [
         ("not_utf8_binary", "binary that is not UTF-8 text"),

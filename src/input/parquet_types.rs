@@ -1,7 +1,8 @@
 //! Parquet column types: which ones a recipients column may have (checked on the schema, before any row is read), and the text each value becomes.
 //!
 //! Text forms: integers and decimals exactly (a phone stored as a number lost its leading zero,
-//! which normalisation restores), whole floats without a fraction, booleans `true`/`false`,
+//! which normalisation restores), whole floats without a fraction, a float32 as the shortest text
+//! that reads back as that float32, booleans `true`/`false`,
 //! dates `YYYY-MM-DD`, timestamps ISO 8601 in Asia/Seoul (`2026-11-23T09:30:00+09:00`: a
 //! timestamp without a time zone is taken as Seoul wall-clock time, one with a time zone is
 //! converted), times `HH:MM:SS[.fff]`, durations ISO 8601 (`PT1H30M`), binary as the UTF-8
@@ -104,6 +105,8 @@ fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
             .map(|v| Ok(v.map(|n| n.to_compact_string())))
             .collect(),
         dtype if dtype.is_integer() => column.cast(&DataType::Int64)?.i64()?.iter().map(number).collect(),
+        // Not widened to a float64 first: 19.99 as a float32 is 19.989999771118164 as a float64.
+        DataType::Float32 => column.f32()?.iter().map(|v| Ok(v.map(float32_text))).collect(),
         dtype if dtype.is_float() => column
             .cast(&DataType::Float64)?
             .f64()?
@@ -196,6 +199,17 @@ fn physical(column: &Column, format: impl Fn(i64) -> Option<String>) -> PolarsRe
                 .ok_or("a date or time out of range"),
         })
         .collect())
+}
+
+/// The shortest text that reads back as the same float32 (Rust's `Display`, which writes a whole
+/// one without a fraction), as a float32 was most likely written: `19.99`, `0.1`. A zero is `0`,
+/// whatever its sign, as in [`float_text`].
+fn float32_text(value: f32) -> FieldText {
+    if value == 0.0 {
+        FieldText::const_new("0")
+    } else {
+        compact_str::format_compact!("{value}")
+    }
 }
 
 pub(super) fn float_text(value: f64) -> String {
@@ -327,6 +341,26 @@ mod tests {
             timestamp_text(-1, TimeUnit::Microseconds, true).unwrap(),
             "1970-01-01T08:59:59.999999+09:00"
         );
+    }
+
+    #[test]
+    fn a_float32_is_the_shortest_text_of_that_float32() {
+        assert_eq!(float32_text(19.99), "19.99");
+        assert_eq!(float32_text(0.1), "0.1");
+        assert_eq!(float32_text(2500.5), "2500.5");
+        assert_eq!(float32_text(16_777_216.0), "16777216");
+        // 1020001001 is not a float32: 1020001024 is, whose shortest text is this.
+        assert_eq!(float32_text(1_020_001_001.0), "1020001000");
+        assert_eq!(float32_text(-0.0), "0");
+        assert_eq!(float32_text(-1.5e-7), "-0.00000015");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_float32_text_reads_back_as_the_same_float32(value in proptest::num::f32::NORMAL | proptest::num::f32::SUBNORMAL | proptest::num::f32::ZERO) {
+            let text = float32_text(value);
+            proptest::prop_assert_eq!(text.parse::<f32>().unwrap(), value, "{}", text);
+        }
     }
 
     #[test]
