@@ -1,4 +1,4 @@
-//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
+//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, columns of types polars cannot read, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
 
 mod common;
 
@@ -186,6 +186,64 @@ fn a_float32_is_written_as_the_shortest_text_that_reads_back_as_that_float32() {
 }
 
 #[test]
+fn columns_nobody_mapped_do_not_refuse_the_file_whatever_their_type() {
+    // Beside the text and integer columns: GEOMETRY, VARIANT, a logical type from a later
+    // format version and an empty group, none of which polars reads.
+    let spec = ColumnSpec {
+        phone: "phone".into(),
+        name: None,
+        vars: vec!["points".into()],
+    };
+    let mut source = input::open(
+        &fixture("unmapped_types.parquet"),
+        InputFormat::Parquet,
+        Encoding::Auto,
+        &spec,
+    )
+    .unwrap();
+    let mut rows = Vec::new();
+    while let Some(batch) = source.next_batch(2).unwrap() {
+        rows.extend(batch);
+    }
+    let read: Vec<_> = rows
+        .iter()
+        .map(|r| (r.row, r.phone.as_deref(), r.vars[0].as_deref(), r.unreadable.is_some()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (1, Some("010-2000-1001"), Some("100"), false),
+            (2, Some("010-2000-1002"), None, false),
+            (3, Some("010-2000-1003"), Some("300"), false),
+        ]
+    );
+}
+
+#[test]
+fn a_mapped_column_of_a_type_without_text_is_refused_naming_the_column_and_its_type() {
+    for (file, column, type_name) in [
+        ("unmapped_types.parquet", "profile", "variant"),
+        ("unmapped_types.parquet", "location", "geometry"),
+        (
+            "unmapped_types.parquet",
+            "future",
+            "logical type 40, unknown to this reader",
+        ),
+        ("unmapped_types.parquet", "nothing", "struct<>"),
+        ("legacy_annotations.parquet", "half_float", "float16"),
+    ] {
+        match read_column(&fixture(file), InputFormat::Parquet, column) {
+            Err(InputError::UnsupportedType {
+                column: named,
+                type_name: said,
+                ..
+            }) => assert_eq!((named.as_str(), said.as_str()), (column, type_name)),
+            other => panic!("{column}: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn parquet_values_that_are_not_text_reject_their_row_only() {
     for (column, detail) in [
         ("not_utf8_binary", "binary that is not UTF-8 text"),
@@ -365,6 +423,21 @@ fn parquet_columns_that_are_not_one_value_per_row_are_refused_by_name_and_type()
         &[],
         "a list variable",
         &["\"list\"", "list<string>"],
+    );
+}
+
+#[test]
+fn a_mapped_float16_column_is_refused_naming_it_not_read_as_two_bytes_of_text() {
+    // Without ARROW:schema polars reads a half float as two bytes: 21.234375 would become "OM".
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("legacy_annotations.parquet"), dir.path().join("people.parquet")).unwrap();
+    let half_name = campaign(dir.path(), "people.parquet", "name = \"half_float\"");
+    refused(
+        dir.path(),
+        &half_name,
+        &[],
+        "a float16 name",
+        &["people.parquet", "\"half_float\"", "float16"],
     );
 }
 

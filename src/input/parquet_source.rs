@@ -1,10 +1,13 @@
 //! Parquet recipients through polars, decoded a row group at a time and made into rows a piece at a time, on every core when the caller asks; every value becomes text (see `parquet_types`).
 //!
-//! The mapped columns' types are checked on the schema before any row is read: a column polars
-//! cannot read, or that is not one value per row (a struct, a list), refuses the file naming the
+//! Only the mapped columns are read, schema included: the footer is read here and handed to
+//! polars holding those columns alone (`parquet_footer`), so a column nobody mapped cannot refuse
+//! the file, whatever its type. The mapped columns' types are checked before any row is read: a
+//! column with no text (a struct, a list, a half float, a variant…) refuses the file naming the
 //! column and its type. A file polars cannot parse (truncated, corrupt) is refused naming the
 //! file, also when polars panics on it.
 
+use super::parquet_footer::{Annotation, FileColumn, Footer, Unread};
 use super::parquet_types;
 use super::{locate, ordered, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
@@ -13,6 +16,7 @@ use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
 
 /// The most rows decoded at once. Decoding a slice of a row group costs more than its share of
 /// decoding the group whole, but a decoded range stays in memory while its pieces are made into
@@ -40,6 +44,7 @@ struct Cursor {
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
 struct Decoder {
     path: PathBuf,
+    /// The footer of the mapped columns only.
     metadata: FileMetadataRef,
     columns: Vec<String>,
     has_name: bool,
@@ -77,28 +82,52 @@ impl ParquetRows {
         max_decoded_rows: usize,
         piece_rows: usize,
     ) -> Result<ParquetRows, InputError> {
-        let file = File::open(path).map_err(|source| InputError::Open {
+        let refusal = |message: String| InputError::Parquet {
             path: path.to_path_buf(),
-            source,
+            message,
+        };
+        let footer = Footer::read(path).map_err(|unread| match unread {
+            Unread::Io(source) => InputError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
+            Unread::NotParquet(message) => refusal(message),
         })?;
-        let mut reader = ParquetReader::new(file);
-        let schema = guarded(path, || reader.schema())?;
-        let headers: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
+        let file_columns = footer.columns().map_err(refusal)?;
+        let headers: Vec<String> = file_columns.iter().map(|c| c.name.clone()).collect();
         let (phone, name, vars) = locate(path, &headers, columns)?;
-        // The names as the file spells them (`locate` matches them trimmed), in spec order.
-        let mut wanted = Vec::new();
-        for index in std::iter::once(phone).chain(name).chain(vars) {
-            let (column, field) = schema.get_at_index(index).expect("located in this schema");
-            if !parquet_types::readable(&field.dtype) {
-                return Err(InputError::UnsupportedType {
-                    path: path.to_path_buf(),
-                    column: column.to_string(),
-                    type_name: parquet_types::type_name(&field.dtype),
-                });
+        // In spec order; the names as the file spells them (`locate` matches them trimmed).
+        let positions: Vec<usize> = std::iter::once(phone).chain(name).chain(vars).collect();
+        let mapped: Vec<&FileColumn> = positions.iter().map(|&index| &file_columns[index]).collect();
+        let unsupported = |column: &FileColumn, type_name: String| InputError::UnsupportedType {
+            path: path.to_path_buf(),
+            column: column.name.clone(),
+            type_name,
+        };
+        for column in &mapped {
+            if let Annotation::NoText(type_name) = &column.annotation {
+                return Err(unsupported(column, type_name.clone()));
             }
-            wanted.push(column.to_string());
         }
-        let metadata = guarded(path, || reader.get_metadata().cloned())?;
+        let metadata = guarded(path, || {
+            footer
+                .metadata_of(&positions)
+                .map_err(|message| polars_err!(ComputeError: "{message}"))
+        })?;
+        let schema = guarded(path, || polars_parquet::read::infer_schema(&metadata))?;
+        for column in &mapped {
+            let Some(field) = schema.get(column.name.as_str()) else {
+                return Err(refusal(format!(
+                    "the Arrow schema it declares has no column {:?}",
+                    column.name
+                )));
+            };
+            if !parquet_types::readable(&field.dtype) {
+                return Err(unsupported(column, parquet_types::type_name(&field.dtype)));
+            }
+        }
+        let wanted: Vec<String> = mapped.iter().map(|c| c.name.clone()).collect();
+        let metadata: FileMetadataRef = Arc::new(metadata);
         let mut slices = VecDeque::new();
         let mut offset = 0usize;
         for group in &metadata.row_groups {
