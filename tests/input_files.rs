@@ -1,4 +1,4 @@
-//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, columns of types polars cannot read, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
+//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, legacy annotations (parquet-mr's timestamps), columns of types polars cannot read, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
 
 mod common;
 
@@ -172,6 +172,21 @@ fn a_spreadsheet_saved_through_pandas_reads_as_written() {
         with_null(&["2026-11-23T00:00:00+09:00", "2026-01-02T13:45:00+09:00"])
     );
     assert_eq!(parquet_values(file, "금액"), with_null(&["15000", "2500.5"]));
+}
+
+#[test]
+fn a_timestamp_annotated_the_legacy_way_is_a_utc_instant_shown_in_seoul() {
+    // parquet-mr before 1.11 (Spark 2, Hive, AWS exports): TIMESTAMP_MILLIS or TIMESTAMP_MICROS
+    // as converted type, no logical type, no ARROW:schema; read as the instants written.
+    let file = "legacy_annotations.parquet";
+    let expected = with_null(&["2026-11-23T09:30:00+09:00", "2026-01-02T12:04:05.678+09:00"]);
+    assert_eq!(parquet_values(file, "ts_millis"), expected);
+    // The same instants annotated the current way (isAdjustedToUTC=true) read alike.
+    assert_eq!(parquet_values(file, "ts_utc_logical"), expected);
+    assert_eq!(
+        parquet_values(file, "ts_micros"),
+        with_null(&["2026-11-23T09:30:00+09:00", "2000-01-01T00:00:00.000005+09:00"])
+    );
 }
 
 #[test]

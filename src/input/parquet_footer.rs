@@ -1,4 +1,4 @@
-//! A Parquet file's footer read here rather than by polars, and handed to polars holding the mapped columns only: a column nobody mapped (VARIANT, GEOMETRY, a logical type from a later format version, an empty group) no longer refuses the file, and a mapped column's annotation that polars' Arrow type loses (a half float) is known.
+//! A Parquet file's footer read here rather than by polars, and handed to polars holding the mapped columns only: a column nobody mapped (VARIANT, GEOMETRY, a logical type from a later format version, an empty group) no longer refuses the file, and the mapped columns' annotations that polars' Arrow types lose (a legacy UTC timestamp, a half float) are known.
 //!
 //! polars reads the whole schema before any column and refuses the file at the first annotation
 //! it does not know, whichever column carries it. The footer is a Thrift struct (`FileMetaData`):
@@ -42,6 +42,10 @@ pub struct FileColumn {
 pub enum Annotation {
     /// The Arrow type polars gives the column says what its values are.
     Typed,
+    /// INT64 annotated the legacy way only (converted type TIMESTAMP_MILLIS or TIMESTAMP_MICROS,
+    /// no logical type), as parquet-mr wrote timestamps before 1.11: a UTC instant by the format's
+    /// definition, which polars takes for a time without a zone.
+    LegacyUtcTimestamp,
     /// No text can be made of it (a half float, a variant, a geometry, an empty group, a logical
     /// type newer than this reader): the type as the file's writer would name it.
     NoText(String),
@@ -56,9 +60,12 @@ const FLOAT: i32 = 4;
 const DOUBLE: i32 = 5;
 const BYTE_ARRAY: i32 = 6;
 const FIXED_LEN_BYTE_ARRAY: i32 = 7;
+const REPEATED: i32 = 2;
 const CONVERTED_UTF8: i32 = 0;
 const CONVERTED_LIST: i32 = 3;
 const CONVERTED_MAP: i32 = 1;
+const CONVERTED_TIMESTAMP_MILLIS: i32 = 9;
+const CONVERTED_TIMESTAMP_MICROS: i32 = 10;
 const LOGICAL_STRING: i16 = 1;
 const LOGICAL_MAP: i16 = 2;
 const LOGICAL_LIST: i16 = 3;
@@ -76,6 +83,7 @@ mod id {
     pub const COLUMN_ORDERS: i16 = 7;
     pub const TYPE: i16 = 1;
     pub const TYPE_LENGTH: i16 = 2;
+    pub const REPETITION: i16 = 3;
     pub const NAME: i16 = 4;
     pub const NUM_CHILDREN: i16 = 5;
     pub const CONVERTED_TYPE: i16 = 6;
@@ -291,10 +299,23 @@ fn annotation(elements: &[&[Field<'_>]]) -> Annotation {
         let empty_group = children(element) == 0 && integer(element, id::TYPE).is_none();
         unknown_logical || empty_group
     });
-    if unreadable || logical_member(elements[0]) == Some(LOGICAL_FLOAT16) {
-        Annotation::NoText(describe(elements, 0, 0).0)
-    } else {
-        Annotation::Typed
+    let top = elements[0];
+    if unreadable || logical_member(top) == Some(LOGICAL_FLOAT16) {
+        return Annotation::NoText(describe(elements, 0, 0).0);
+    }
+    if integer(top, id::REPETITION) == Some(REPEATED) {
+        // A list of values: refused as a list, under the type polars gives it.
+        return Annotation::Typed;
+    }
+    match (
+        integer(top, id::TYPE),
+        integer(top, id::CONVERTED_TYPE),
+        logical_member(top),
+    ) {
+        (Some(INT64), Some(CONVERTED_TIMESTAMP_MILLIS | CONVERTED_TIMESTAMP_MICROS), None) => {
+            Annotation::LegacyUtcTimestamp
+        }
+        _ => Annotation::Typed,
     }
 }
 
@@ -464,7 +485,7 @@ mod tests {
         assert_eq!(
             annotations,
             [
-                Annotation::Typed,
+                Annotation::LegacyUtcTimestamp,
                 Annotation::Typed,
                 Annotation::Typed,
                 Annotation::NoText("float16".into()),

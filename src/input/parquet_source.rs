@@ -44,7 +44,7 @@ struct Cursor {
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
 struct Decoder {
     path: PathBuf,
-    /// The footer of the mapped columns only.
+    /// The footer of the mapped columns only, their Arrow types in its ARROW:schema.
     metadata: FileMetadataRef,
     columns: Vec<String>,
     has_name: bool,
@@ -109,23 +109,35 @@ impl ParquetRows {
                 return Err(unsupported(column, type_name.clone()));
             }
         }
-        let metadata = guarded(path, || {
+        let mut metadata = guarded(path, || {
             footer
                 .metadata_of(&positions)
                 .map_err(|message| polars_err!(ComputeError: "{message}"))
         })?;
-        let schema = guarded(path, || polars_parquet::read::infer_schema(&metadata))?;
+        // The Arrow types the mapped columns are read as: the file's (its ARROW:schema's when it
+        // has one), with what their Parquet annotation says and polars' type does not.
+        let file_schema = guarded(path, || polars_parquet::read::infer_schema(&metadata))?;
+        let mut schema = ArrowSchema::default();
         for column in &mapped {
-            let Some(field) = schema.get(column.name.as_str()) else {
+            let Some(field) = file_schema.get(column.name.as_str()) else {
                 return Err(refusal(format!(
                     "the Arrow schema it declares has no column {:?}",
                     column.name
                 )));
             };
+            let mut field = field.clone();
+            if column.annotation == Annotation::LegacyUtcTimestamp {
+                if let ArrowDataType::Timestamp(_, zone @ None) = &mut field.dtype {
+                    *zone = Some("+00:00".into());
+                }
+            }
             if !parquet_types::readable(&field.dtype) {
                 return Err(unsupported(column, parquet_types::type_name(&field.dtype)));
             }
+            schema.insert(field.name.clone(), field);
         }
+        // polars reads a file's Arrow types from its ARROW:schema: these are the ones it is to use.
+        metadata.key_value_metadata = Some(vec![polars_parquet::write::schema_to_metadata_key(&schema)]);
         let wanted: Vec<String> = mapped.iter().map(|c| c.name.clone()).collect();
         let metadata: FileMetadataRef = Arc::new(metadata);
         let mut slices = VecDeque::new();

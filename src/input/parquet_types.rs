@@ -4,8 +4,8 @@
 //! which normalisation restores), whole floats without a fraction, a float32 as the shortest text
 //! that reads back as that float32, booleans `true`/`false`,
 //! dates `YYYY-MM-DD`, timestamps ISO 8601 in Asia/Seoul (`2026-11-23T09:30:00+09:00`: a
-//! timestamp without a time zone is taken as Seoul wall-clock time, one with a time zone is
-//! converted), times `HH:MM:SS[.fff]`, durations ISO 8601 (`PT1H30M`), binary as the UTF-8
+//! timestamp without a time zone is taken as Seoul wall-clock time, one with a time zone, or
+//! annotated the legacy way, is converted), times `HH:MM:SS[.fff]`, durations ISO 8601 (`PT1H30M`), binary as the UTF-8
 //! text it holds.
 
 use super::{text_problem, FieldText};
