@@ -1,4 +1,4 @@
-//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, legacy annotations (parquet-mr's timestamps), columns of types polars cannot read, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
+//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, legacy annotations (parquet-mr's timestamps, Spark's INT96), columns of types polars cannot read, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
 
 mod common;
 
@@ -187,6 +187,28 @@ fn a_timestamp_annotated_the_legacy_way_is_a_utc_instant_shown_in_seoul() {
         parquet_values(file, "ts_micros"),
         with_null(&["2026-11-23T09:30:00+09:00", "2000-01-01T00:00:00.000005+09:00"])
     );
+}
+
+#[test]
+fn int96_timestamps_outside_the_nanosecond_range_keep_their_dates() {
+    // 9999-12-31 and 1676 lie beyond 64-bit nanoseconds. Spark writes INT96 without ARROW:schema;
+    // pyarrow writes one, declaring the Arrow types it wrote (timestamp[us], timestamp[ns]).
+    for file in ["spark_int96.parquet", "pyarrow_int96.parquet"] {
+        assert_eq!(
+            parquet_values(file, "int96_us"),
+            some(&[
+                "2026-11-23T09:30:00+09:00",
+                "9999-12-31T23:59:59.999999+09:00",
+                "1676-05-17T00:00:00+09:00"
+            ]),
+            "{file}"
+        );
+        assert_eq!(
+            parquet_values(file, "int96_ns"),
+            with_null(&["2026-11-23T09:30:00.123456789+09:00", "1970-01-01T00:00:00+09:00"]),
+            "{file}"
+        );
+    }
 }
 
 #[test]

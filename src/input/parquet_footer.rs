@@ -1,4 +1,4 @@
-//! A Parquet file's footer read here rather than by polars, and handed to polars holding the mapped columns only: a column nobody mapped (VARIANT, GEOMETRY, a logical type from a later format version, an empty group) no longer refuses the file, and the mapped columns' annotations that polars' Arrow types lose (a legacy UTC timestamp, a half float) are known.
+//! A Parquet file's footer read here rather than by polars, and handed to polars holding the mapped columns only: a column nobody mapped (VARIANT, GEOMETRY, a logical type from a later format version, an empty group) no longer refuses the file, and the mapped columns' annotations that polars' Arrow types lose (a legacy UTC timestamp, INT96, a half float) are known.
 //!
 //! polars reads the whole schema before any column and refuses the file at the first annotation
 //! it does not know, whichever column carries it. The footer is a Thrift struct (`FileMetaData`):
@@ -46,6 +46,9 @@ pub enum Annotation {
     /// no logical type), as parquet-mr wrote timestamps before 1.11: a UTC instant by the format's
     /// definition, which polars takes for a time without a zone.
     LegacyUtcTimestamp,
+    /// INT96 (Impala, Hive, Spark): the nanoseconds of a day and its Julian day. polars counts it
+    /// in 64-bit nanoseconds, which hold only 1677 to 2262: it is read as its 12 bytes instead.
+    Int96,
     /// No text can be made of it (a half float, a variant, a geometry, an empty group, a logical
     /// type newer than this reader): the type as the file's writer would name it.
     NoText(String),
@@ -144,7 +147,8 @@ impl Footer {
     }
 
     /// The footer holding the top-level columns `keep` (positions among [`Footer::columns`])
-    /// and no other, read by polars.
+    /// and no other, read by polars. An INT96 column among them is declared 12 bytes of binary,
+    /// which its values are, so that polars hands them over as they are.
     pub fn metadata_of(&self, keep: &[usize]) -> Result<FileMetadata, String> {
         let bytes = self.keeping(keep)?;
         polars_parquet::parquet::read::deserialize_metadata(polars_buffer::Buffer::from(bytes))
@@ -169,8 +173,13 @@ impl Footer {
             if !kept {
                 continue;
             }
-            for element in &elements[column.start..column.end] {
-                schema.push(Value::Struct(element.to_vec()));
+            for (offset, element) in elements[column.start..column.end].iter().enumerate() {
+                let mut element = element.to_vec();
+                if offset == 0 && annotation(&elements[column.start..column.end]) == Annotation::Int96 {
+                    set(&mut element, id::TYPE, Value::I32(FIXED_LEN_BYTE_ARRAY));
+                    set(&mut element, id::TYPE_LENGTH, Value::I32(12));
+                }
+                schema.push(Value::Struct(element));
             }
         }
         let mut orders_unmatched = false;
@@ -312,6 +321,7 @@ fn annotation(elements: &[&[Field<'_>]]) -> Annotation {
         integer(top, id::CONVERTED_TYPE),
         logical_member(top),
     ) {
+        (Some(INT96), ..) => Annotation::Int96,
         (Some(INT64), Some(CONVERTED_TIMESTAMP_MILLIS | CONVERTED_TIMESTAMP_MICROS), None) => {
             Annotation::LegacyUtcTimestamp
         }
@@ -487,7 +497,7 @@ mod tests {
             [
                 Annotation::LegacyUtcTimestamp,
                 Annotation::Typed,
-                Annotation::Typed,
+                Annotation::Int96,
                 Annotation::NoText("float16".into()),
                 Annotation::NoText("struct<name: string, shape: geometry>".into()),
                 Annotation::NoText("struct<>".into()),

@@ -8,7 +8,7 @@
 //! file, also when polars panics on it.
 
 use super::parquet_footer::{Annotation, FileColumn, Footer, Unread};
-use super::parquet_types;
+use super::parquet_types::{self, ColumnReading};
 use super::{locate, ordered, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
 use std::collections::VecDeque;
@@ -47,6 +47,8 @@ struct Decoder {
     /// The footer of the mapped columns only, their Arrow types in its ARROW:schema.
     metadata: FileMetadataRef,
     columns: Vec<String>,
+    /// How each of `columns` becomes text.
+    readings: Vec<ColumnReading>,
     has_name: bool,
 }
 
@@ -118,6 +120,7 @@ impl ParquetRows {
         // has one), with what their Parquet annotation says and polars' type does not.
         let file_schema = guarded(path, || polars_parquet::read::infer_schema(&metadata))?;
         let mut schema = ArrowSchema::default();
+        let mut readings = Vec::with_capacity(mapped.len());
         for column in &mapped {
             let Some(field) = file_schema.get(column.name.as_str()) else {
                 return Err(refusal(format!(
@@ -126,15 +129,24 @@ impl ParquetRows {
                 )));
             };
             let mut field = field.clone();
-            if column.annotation == Annotation::LegacyUtcTimestamp {
-                if let ArrowDataType::Timestamp(_, zone @ None) = &mut field.dtype {
-                    *zone = Some("+00:00".into());
+            let reading = match column.annotation {
+                Annotation::Int96 => {
+                    field.dtype = ArrowDataType::FixedSizeBinary(12);
+                    ColumnReading::Int96Timestamp
                 }
-            }
+                Annotation::LegacyUtcTimestamp => {
+                    if let ArrowDataType::Timestamp(_, zone @ None) = &mut field.dtype {
+                        *zone = Some("+00:00".into());
+                    }
+                    ColumnReading::Typed
+                }
+                Annotation::Typed | Annotation::NoText(_) => ColumnReading::Typed,
+            };
             if !parquet_types::readable(&field.dtype) {
                 return Err(unsupported(column, parquet_types::type_name(&field.dtype)));
             }
             schema.insert(field.name.clone(), field);
+            readings.push(reading);
         }
         // polars reads a file's Arrow types from its ARROW:schema: these are the ones it is to use.
         metadata.key_value_metadata = Some(vec![polars_parquet::write::schema_to_metadata_key(&schema)]);
@@ -156,6 +168,7 @@ impl ParquetRows {
                 path: path.to_path_buf(),
                 metadata,
                 columns: wanted,
+                readings,
                 has_name: columns.name.is_some(),
             },
             slices,
@@ -287,8 +300,8 @@ impl Decoder {
             })
             .collect();
         guarded(&self.path, || {
-            for (position, name) in self.columns.iter().enumerate() {
-                parquet_types::each_text(piece.frame.column(name)?, |index, cell| {
+            for (position, (name, reading)) in self.columns.iter().zip(&self.readings).enumerate() {
+                parquet_types::each_text(piece.frame.column(name)?, *reading, |index, cell| {
                     let row = &mut rows[index];
                     // Columns go in order, so a row's first unreadable value is the one it names.
                     let value = cell.unwrap_or_else(|problem| {
