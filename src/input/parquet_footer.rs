@@ -132,7 +132,7 @@ impl Footer {
 
     /// The file's top-level columns, in order.
     pub fn columns(&self) -> Result<Vec<FileColumn>, String> {
-        let (file, _) = thrift_compact::read_struct(&self.bytes).map_err(|e| e.to_string())?;
+        let file = self.parsed()?;
         let elements = schema_elements(&file)?;
         top_level(&elements)?
             .into_iter()
@@ -155,9 +155,18 @@ impl Footer {
             .map_err(|e| e.to_string())
     }
 
+    /// The footer's fields, its column chunks kept as their bytes: a wide file in many row groups
+    /// has hundreds of thousands of them, each a tree of some thirty values once read.
+    fn parsed(&self) -> Result<Vec<Field<'_>>, String> {
+        let chunks = [id::ROW_GROUPS, id::COLUMNS];
+        thrift_compact::read_struct(&self.bytes, |path| path == chunks)
+            .map(|(fields, _)| fields)
+            .map_err(|e| e.to_string())
+    }
+
     fn keeping(&self, keep: &[usize]) -> Result<Vec<u8>, String> {
         let keep: BTreeSet<usize> = keep.iter().copied().collect();
-        let (mut file, _) = thrift_compact::read_struct(&self.bytes).map_err(|e| e.to_string())?;
+        let mut file = self.parsed()?;
         let elements = schema_elements(&file)?;
         let columns = top_level(&elements)?;
         let leaf_count: usize = columns.iter().map(|c| c.leaves).sum();

@@ -54,6 +54,12 @@ pub enum Value<'a> {
         entries: Vec<(Value<'a>, Value<'a>)>,
     },
     Struct(Vec<Field<'a>>),
+    /// An item of a list read whole but kept as its bytes (see [`read_struct`]),
+    /// and written back as they are.
+    Encoded {
+        kind: u8,
+        bytes: &'a [u8],
+    },
 }
 
 /// A field of a struct (or the member of a union, which is a struct of one field).
@@ -78,9 +84,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Reads the struct at the start of `bytes`; answers its fields and how many bytes it took.
-pub fn read_struct(bytes: &[u8]) -> Result<(Vec<Field<'_>>, usize), Error> {
-    let mut reader = Reader { bytes, at: 0 };
+/// Reads the struct at the start of `bytes`; answers its fields and how many bytes it took. The
+/// items of a list whose field ids from the outer struct are `path` are kept as their bytes when
+/// `as_bytes(path)`: each is read, so that it is checked, but held as one [`Value::Encoded`]
+/// instead of a tree. A Parquet footer holds a column chunk for every column in every row group;
+/// kept so, they take one value each.
+pub fn read_struct(bytes: &[u8], as_bytes: impl Fn(&[i16]) -> bool) -> Result<(Vec<Field<'_>>, usize), Error> {
+    let mut reader = Reader {
+        bytes,
+        at: 0,
+        path: Vec::new(),
+        as_bytes: &as_bytes,
+    };
     let fields = reader.fields(0)?;
     Ok((fields, reader.at))
 }
@@ -123,6 +138,7 @@ fn kind_of(value: &Value<'_>) -> u8 {
         Value::List { set: true, .. } => kind::SET,
         Value::Map { .. } => kind::MAP,
         Value::Struct(_) => kind::STRUCT,
+        Value::Encoded { kind, .. } => *kind,
     }
 }
 
@@ -141,6 +157,7 @@ fn write_value(value: &Value<'_>, out: &mut Vec<u8>) {
             out.extend_from_slice(bytes);
         }
         Value::Uuid(bytes) => out.extend_from_slice(bytes),
+        Value::Encoded { bytes, .. } => out.extend_from_slice(bytes),
         Value::List { element, items, .. } => {
             if items.len() < 15 {
                 out.push(((items.len() as u8) << 4) | element);
@@ -178,12 +195,15 @@ fn write_varint(out: &mut Vec<u8>, mut n: u64) {
     out.push(n as u8);
 }
 
-struct Reader<'a> {
+struct Reader<'a, 'p> {
     bytes: &'a [u8],
     at: usize,
+    /// The field ids from the outer struct to the value being read (a list adds none).
+    path: Vec<i16>,
+    as_bytes: &'p dyn Fn(&[i16]) -> bool,
 }
 
-impl<'a> Reader<'a> {
+impl<'a> Reader<'a, '_> {
     fn fail<T>(&self, problem: &'static str) -> Result<T, Error> {
         Err(Error {
             offset: self.at,
@@ -259,11 +279,13 @@ impl<'a> Reader<'a> {
                     None => return self.fail("a field id out of range"),
                 }
             };
+            self.path.push(id);
             let value = match wire_kind {
                 kind::TRUE => Value::Bool(true),
                 kind::FALSE => Value::Bool(false),
                 other => self.value(other, depth)?,
             };
+            self.path.pop();
             fields.push(Field { id, value });
             last = id;
         }
@@ -295,9 +317,19 @@ impl<'a> Reader<'a> {
                     small => u64::from(small),
                 };
                 let size = self.count(size)?;
+                let as_bytes = (self.as_bytes)(&self.path);
                 let mut items = Vec::with_capacity(size);
                 for _ in 0..size {
-                    items.push(self.value(element, depth + 1)?);
+                    let start = self.at;
+                    let item = self.value(element, depth + 1)?;
+                    items.push(if as_bytes {
+                        Value::Encoded {
+                            kind: element,
+                            bytes: &self.bytes[start..self.at],
+                        }
+                    } else {
+                        item
+                    });
                 }
                 Value::List {
                     set: wire_kind == kind::SET,
@@ -346,7 +378,7 @@ mod tests {
             0x1C, 0x12, 0x00, // field 22, struct {1: false}
             0x00,
         ];
-        let (fields, used) = read_struct(&bytes).unwrap();
+        let (fields, used) = read_struct(&bytes, |_| false).unwrap();
         assert_eq!(used, bytes.len());
         assert_eq!(
             fields,
@@ -390,13 +422,16 @@ mod tests {
         // A list header claiming 2^32 elements.
         let huge_list = [0x19, 0xF5, 0x80, 0x80, 0x80, 0x80, 0x10];
         assert_eq!(
-            read_struct(&huge_list).unwrap_err().problem,
+            read_struct(&huge_list, |_| false).unwrap_err().problem,
             "a count larger than the footer"
         );
         let deep: Vec<u8> = std::iter::repeat_n(0x1C, MAX_DEPTH + 1).collect();
-        assert_eq!(read_struct(&deep).unwrap_err().problem, "structs nested too deep");
         assert_eq!(
-            read_struct(&[0x15]).unwrap_err().problem,
+            read_struct(&deep, |_| false).unwrap_err().problem,
+            "structs nested too deep"
+        );
+        assert_eq!(
+            read_struct(&[0x15], |_| false).unwrap_err().problem,
             "the footer ends inside a value"
         );
     }
@@ -453,13 +488,27 @@ mod tests {
     proptest! {
         #[test]
         fn any_bytes_read_as_a_struct_or_an_error_never_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-            if let Ok((fields, used)) = read_struct(&bytes) {
+            if let Ok((fields, used)) = read_struct(&bytes, |_| false) {
                 prop_assert!(used <= bytes.len());
                 // What was read writes back to bytes that read as the same fields.
                 let mut written = Vec::new();
                 write_struct(&fields, &mut written);
-                prop_assert_eq!(read_struct(&written).unwrap().0, fields);
+                prop_assert_eq!(read_struct(&written, |_| false).unwrap().0, fields);
             }
+        }
+
+        #[test]
+        fn list_items_kept_as_bytes_are_written_back_as_they_came(fields in prop::collection::vec(field_of(value()), 0..8)) {
+            let mut fields = fields;
+            fields.sort_by_key(|f| f.id);
+            fields.dedup_by_key(|f| f.id);
+            let mut written = Vec::new();
+            write_struct(&fields, &mut written);
+            let (kept, used) = read_struct(&written, |_| true).unwrap();
+            prop_assert_eq!(used, written.len());
+            let mut again = Vec::new();
+            write_struct(&kept, &mut again);
+            prop_assert_eq!(again, written);
         }
 
         #[test]
@@ -469,7 +518,7 @@ mod tests {
             fields.dedup_by_key(|f| f.id);
             let mut written = Vec::new();
             write_struct(&fields, &mut written);
-            let (read, used) = read_struct(&written).unwrap();
+            let (read, used) = read_struct(&written, |_| false).unwrap();
             prop_assert_eq!(used, written.len());
             prop_assert_eq!(read, fields);
         }
