@@ -1,4 +1,4 @@
-//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
+//! Recipients files as real tools write them, through the reader and the `msgbatch` binary: Parquet types from pyarrow, pandas and a spreadsheet, legacy annotations (parquet-mr's timestamps, Spark's INT96), columns of types polars cannot read, refused types and broken files; CSV with runaway quotes, binary content, ragged rows, NULs, duplicate headers, Latin-1 bytes, oversized fields and missing files.
 
 mod common;
 
@@ -172,6 +172,112 @@ fn a_spreadsheet_saved_through_pandas_reads_as_written() {
         with_null(&["2026-11-23T00:00:00+09:00", "2026-01-02T13:45:00+09:00"])
     );
     assert_eq!(parquet_values(file, "금액"), with_null(&["15000", "2500.5"]));
+}
+
+#[test]
+fn a_timestamp_annotated_the_legacy_way_is_a_utc_instant_shown_in_seoul() {
+    // parquet-mr before 1.11 (Spark 2, Hive, AWS exports): TIMESTAMP_MILLIS or TIMESTAMP_MICROS
+    // as converted type, no logical type, no ARROW:schema; read as the instants written.
+    let file = "legacy_annotations.parquet";
+    let expected = with_null(&["2026-11-23T09:30:00+09:00", "2026-01-02T12:04:05.678+09:00"]);
+    assert_eq!(parquet_values(file, "ts_millis"), expected);
+    // The same instants annotated the current way (isAdjustedToUTC=true) read alike.
+    assert_eq!(parquet_values(file, "ts_utc_logical"), expected);
+    assert_eq!(
+        parquet_values(file, "ts_micros"),
+        with_null(&["2026-11-23T09:30:00+09:00", "2000-01-01T00:00:00.000005+09:00"])
+    );
+}
+
+#[test]
+fn int96_timestamps_outside_the_nanosecond_range_keep_their_dates() {
+    // 9999-12-31 and 1676 lie beyond 64-bit nanoseconds. Spark writes INT96 without ARROW:schema;
+    // pyarrow writes one, declaring the Arrow types it wrote (timestamp[us], timestamp[ns]).
+    for file in ["spark_int96.parquet", "pyarrow_int96.parquet"] {
+        assert_eq!(
+            parquet_values(file, "int96_us"),
+            some(&[
+                "2026-11-23T09:30:00+09:00",
+                "9999-12-31T23:59:59.999999+09:00",
+                "1676-05-17T00:00:00+09:00"
+            ]),
+            "{file}"
+        );
+        assert_eq!(
+            parquet_values(file, "int96_ns"),
+            with_null(&["2026-11-23T09:30:00.123456789+09:00", "1970-01-01T00:00:00+09:00"]),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn a_float32_is_written_as_the_shortest_text_that_reads_back_as_that_float32() {
+    let file = "legacy_annotations.parquet";
+    assert_eq!(parquet_values(file, "price_float"), with_null(&["19.99", "0.1"]));
+    // 1020001001 is not a float32: the nearest, 1020001024, is written as its shortest text.
+    assert_eq!(
+        parquet_values(file, "whole_float"),
+        with_null(&["1020001000", "16777216"])
+    );
+}
+
+#[test]
+fn columns_nobody_mapped_do_not_refuse_the_file_whatever_their_type() {
+    // Beside the text and integer columns: GEOMETRY, VARIANT, a logical type from a later
+    // format version and an empty group, none of which polars reads.
+    let spec = ColumnSpec {
+        phone: "phone".into(),
+        name: None,
+        vars: vec!["points".into()],
+    };
+    let mut source = input::open(
+        &fixture("unmapped_types.parquet"),
+        InputFormat::Parquet,
+        Encoding::Auto,
+        &spec,
+    )
+    .unwrap();
+    let mut rows = Vec::new();
+    while let Some(batch) = source.next_batch(2).unwrap() {
+        rows.extend(batch);
+    }
+    let read: Vec<_> = rows
+        .iter()
+        .map(|r| (r.row, r.phone.as_deref(), r.vars[0].as_deref(), r.unreadable.is_some()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (1, Some("010-2000-1001"), Some("100"), false),
+            (2, Some("010-2000-1002"), None, false),
+            (3, Some("010-2000-1003"), Some("300"), false),
+        ]
+    );
+}
+
+#[test]
+fn a_mapped_column_of_a_type_without_text_is_refused_naming_the_column_and_its_type() {
+    for (file, column, type_name) in [
+        ("unmapped_types.parquet", "profile", "variant"),
+        ("unmapped_types.parquet", "location", "geometry"),
+        (
+            "unmapped_types.parquet",
+            "future",
+            "logical type 40, unknown to this reader",
+        ),
+        ("unmapped_types.parquet", "nothing", "struct<>"),
+        ("legacy_annotations.parquet", "half_float", "float16"),
+    ] {
+        match read_column(&fixture(file), InputFormat::Parquet, column) {
+            Err(InputError::UnsupportedType {
+                column: named,
+                type_name: said,
+                ..
+            }) => assert_eq!((named.as_str(), said.as_str()), (column, type_name)),
+            other => panic!("{column}: {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -354,6 +460,21 @@ fn parquet_columns_that_are_not_one_value_per_row_are_refused_by_name_and_type()
         &[],
         "a list variable",
         &["\"list\"", "list<string>"],
+    );
+}
+
+#[test]
+fn a_mapped_float16_column_is_refused_naming_it_not_read_as_two_bytes_of_text() {
+    // Without ARROW:schema polars reads a half float as two bytes: 21.234375 would become "OM".
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("legacy_annotations.parquet"), dir.path().join("people.parquet")).unwrap();
+    let half_name = campaign(dir.path(), "people.parquet", "name = \"half_float\"");
+    refused(
+        dir.path(),
+        &half_name,
+        &[],
+        "a float16 name",
+        &["people.parquet", "\"half_float\"", "float16"],
     );
 }
 

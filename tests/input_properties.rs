@@ -348,6 +348,40 @@ fn write_parquet(path: &Path, mut frame: DataFrame, row_group: usize) {
         .unwrap();
 }
 
+/// A recipients frame of `rows` rows: `phone` (integers), `id` (the row number as text) and one
+/// column of each of `kinds` (`c0`, `c1`, …, a share of nulls set by `null_share`); answers the
+/// phones, the columns, and the names of the columns other than the phone.
+fn generated(rows: usize, kinds: &[Kind], null_share: u32, seed: u64) -> (Vec<i64>, Vec<Column>, Vec<String>) {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let phones: Vec<i64> = (0..rows as i64).map(|i| 1_020_000_000 + i).collect();
+    let mut columns = vec![
+        Column::new("phone".into(), &phones),
+        Column::new(
+            "id".into(),
+            (1..=rows as u64).map(|i| i.to_string()).collect::<Vec<_>>(),
+        ),
+    ];
+    let mut names = vec!["id".to_string()];
+    for (index, kind) in kinds.iter().enumerate() {
+        let values: Vec<Option<i64>> = (0..rows)
+            .map(|_| {
+                let value = next();
+                (value % 4 >= u64::from(null_share)).then_some((value >> 8) as i64 % 10_000_000_000)
+            })
+            .collect();
+        let name = format!("c{index}");
+        columns.push(column(&name, *kind, &values));
+        names.push(name);
+    }
+    (phones, columns, names)
+}
+
 proptest! {
     #![proptest_config(common::proptest_config(24))]
 
@@ -360,30 +394,7 @@ proptest! {
         row_group in 1usize..150,
         batch in 1usize..100,
     ) {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let phones: Vec<i64> = (0..rows as i64).map(|i| 1_020_000_000 + i).collect();
-        let mut columns = vec![
-            Column::new("phone".into(), &phones),
-            Column::new("id".into(), (1..=rows as u64).map(|i| i.to_string()).collect::<Vec<_>>()),
-        ];
-        let mut vars = vec!["id".to_string()];
-        for (index, kind) in kinds.iter().enumerate() {
-            let values: Vec<Option<i64>> = (0..rows)
-                .map(|_| {
-                    let value = next();
-                    (value % 4 >= u64::from(null_share)).then_some((value >> 8) as i64 % 10_000_000_000)
-                })
-                .collect();
-            let name = format!("c{index}");
-            columns.push(column(&name, *kind, &values));
-            vars.push(name);
-        }
+        let (phones, columns, vars) = generated(rows, &kinds, null_share, seed);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.parquet");
         write_parquet(&path, DataFrame::new_infer_height(columns).unwrap(), row_group);
@@ -396,6 +407,39 @@ proptest! {
             prop_assert_eq!(row.vars[0].as_deref().map(String::from), Some(number.to_string()), "in order");
             prop_assert_eq!(row.phone.as_deref().map(String::from), Some(phones[index].to_string()));
             prop_assert_eq!(&row.unreadable, &None);
+        }
+    }
+
+    /// Only the mapped columns are handed to polars (the footer is cut down to them): whichever
+    /// are mapped, in whatever order, they read as they do when every column is.
+    #[test]
+    fn parquet_columns_mapped_without_the_others_read_as_they_do_beside_them(
+        rows in 0usize..200,
+        kinds in prop::collection::vec(prop::sample::select(KINDS.to_vec()), 1..6),
+        null_share in 0u32..4,
+        seed in any::<u64>(),
+        row_group in 1usize..80,
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 1..5),
+    ) {
+        let (_, columns, names) = generated(rows, &kinds, null_share, seed);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.parquet");
+        write_parquet(&path, DataFrame::new_infer_height(columns).unwrap(), row_group);
+        let read = |vars: Vec<String>| {
+            let spec = ColumnSpec { phone: "phone".into(), name: None, vars };
+            read_all(input::open(&path, InputFormat::Parquet, Encoding::Auto, &spec).unwrap(), 64).unwrap()
+        };
+        let every = read(names.clone());
+        let mut mapped: Vec<usize> = picks.iter().map(|pick| pick.index(names.len())).collect();
+        let mut seen = std::collections::HashSet::new();
+        mapped.retain(|&index| seen.insert(index));
+        let alone = read(mapped.iter().map(|&index| names[index].clone()).collect());
+        prop_assert_eq!(alone.len(), every.len());
+        for (some, all) in alone.iter().zip(&every) {
+            prop_assert_eq!((some.row, &some.phone, &some.unreadable), (all.row, &all.phone, &all.unreadable));
+            for (position, &index) in mapped.iter().enumerate() {
+                prop_assert_eq!(&some.vars[position], &all.vars[index], "{}", names[index]);
+            }
         }
     }
 }

@@ -10,12 +10,14 @@ mod csv_source;
 mod decode;
 mod excel_source;
 mod ordered;
+mod parquet_footer;
 mod parquet_source;
 mod parquet_types;
 pub mod phone_set;
 mod plain_lines;
 mod raw_record;
 mod record_window;
+mod thrift_compact;
 
 use crate::campaign::{Encoding, InputFormat};
 pub use csv_blocks::BlockedCsv;

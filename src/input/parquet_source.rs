@@ -1,17 +1,21 @@
 //! Parquet recipients through polars, decoded a row group at a time and made into rows a piece at a time, on every core when the caller asks; every value becomes text (see `parquet_types`).
 //!
-//! The mapped columns' types are checked on the schema before any row is read: a column polars
-//! cannot read, or that is not one value per row (a struct, a list), refuses the file naming the
+//! Only the mapped columns are read, schema included: the footer is read here and handed to
+//! polars holding those columns alone (`parquet_footer`), so a column nobody mapped cannot refuse
+//! the file, whatever its type. The mapped columns' types are checked before any row is read: a
+//! column with no text (a struct, a list, a half float, a variant…) refuses the file naming the
 //! column and its type. A file polars cannot parse (truncated, corrupt) is refused naming the
 //! file, also when polars panics on it.
 
-use super::parquet_types;
+use super::parquet_footer::{Annotation, FileColumn, Footer, Unread};
+use super::parquet_types::{self, ColumnReading};
 use super::{locate, ordered, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
 
 /// The most rows decoded at once. Decoding a slice of a row group costs more than its share of
 /// decoding the group whole, but a decoded range stays in memory while its pieces are made into
@@ -39,8 +43,11 @@ struct Cursor {
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
 struct Decoder {
     path: PathBuf,
+    /// The footer of the mapped columns only, their Arrow types in its ARROW:schema.
     metadata: FileMetadataRef,
     columns: Vec<String>,
+    /// How each of `columns` becomes text.
+    readings: Vec<ColumnReading>,
     has_name: bool,
 }
 
@@ -78,28 +85,74 @@ impl ParquetRows {
         max_decoded_rows: usize,
         piece_rows: usize,
     ) -> Result<ParquetRows, InputError> {
-        let file = File::open(path).map_err(|source| InputError::Open {
+        let refusal = |message: String| InputError::Parquet {
             path: path.to_path_buf(),
-            source,
+            message,
+        };
+        let footer = Footer::read(path).map_err(|unread| match unread {
+            Unread::Io(source) => InputError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
+            Unread::NotParquet(message) => refusal(message),
         })?;
-        let mut reader = ParquetReader::new(file);
-        let schema = guarded(path, || reader.schema())?;
-        let headers: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
+        let file_columns = footer.columns().map_err(refusal)?;
+        let headers: Vec<String> = file_columns.iter().map(|c| c.name.clone()).collect();
         let (phone, name, vars) = locate(path, &headers, columns)?;
-        // The names as the file spells them (`locate` matches them trimmed), in spec order.
-        let mut wanted = Vec::new();
-        for index in std::iter::once(phone).chain(name).chain(vars) {
-            let (column, field) = schema.get_at_index(index).expect("located in this schema");
-            if !parquet_types::readable(&field.dtype) {
-                return Err(InputError::UnsupportedType {
-                    path: path.to_path_buf(),
-                    column: column.to_string(),
-                    type_name: parquet_types::type_name(&field.dtype),
-                });
+        // In spec order; the names as the file spells them (`locate` matches them trimmed).
+        let positions: Vec<usize> = std::iter::once(phone).chain(name).chain(vars).collect();
+        let mapped: Vec<&FileColumn> = positions.iter().map(|&index| &file_columns[index]).collect();
+        let unsupported = |column: &FileColumn, type_name: String| InputError::UnsupportedType {
+            path: path.to_path_buf(),
+            column: column.name.clone(),
+            type_name,
+        };
+        for column in &mapped {
+            if let Annotation::NoText(type_name) = &column.annotation {
+                return Err(unsupported(column, type_name.clone()));
             }
-            wanted.push(column.to_string());
         }
-        let metadata = guarded(path, || reader.get_metadata().cloned())?;
+        let mut metadata = guarded(path, || {
+            footer
+                .metadata_of(&positions)
+                .map_err(|message| polars_err!(ComputeError: "{message}"))
+        })?;
+        // The Arrow types the mapped columns are read as: the file's (its ARROW:schema's when it
+        // has one), with what their Parquet annotation says and polars' type does not.
+        let file_schema = guarded(path, || polars_parquet::read::infer_schema(&metadata))?;
+        let mut schema = ArrowSchema::default();
+        let mut readings = Vec::with_capacity(mapped.len());
+        for column in &mapped {
+            let Some(field) = file_schema.get(column.name.as_str()) else {
+                return Err(refusal(format!(
+                    "the Arrow schema it declares has no column {:?}",
+                    column.name
+                )));
+            };
+            let mut field = field.clone();
+            let reading = match column.annotation {
+                Annotation::Int96 => {
+                    field.dtype = ArrowDataType::FixedSizeBinary(12);
+                    ColumnReading::Int96Timestamp
+                }
+                Annotation::LegacyUtcTimestamp => {
+                    if let ArrowDataType::Timestamp(_, zone @ None) = &mut field.dtype {
+                        *zone = Some("+00:00".into());
+                    }
+                    ColumnReading::Typed
+                }
+                Annotation::Typed | Annotation::NoText(_) => ColumnReading::Typed,
+            };
+            if !parquet_types::readable(&field.dtype) {
+                return Err(unsupported(column, parquet_types::type_name(&field.dtype)));
+            }
+            schema.insert(field.name.clone(), field);
+            readings.push(reading);
+        }
+        // polars reads a file's Arrow types from its ARROW:schema: these are the ones it is to use.
+        metadata.key_value_metadata = Some(vec![polars_parquet::write::schema_to_metadata_key(&schema)]);
+        let wanted: Vec<String> = mapped.iter().map(|c| c.name.clone()).collect();
+        let metadata: FileMetadataRef = Arc::new(metadata);
         let mut slices = VecDeque::new();
         let mut offset = 0usize;
         for group in &metadata.row_groups {
@@ -116,6 +169,7 @@ impl ParquetRows {
                 path: path.to_path_buf(),
                 metadata,
                 columns: wanted,
+                readings,
                 has_name: columns.name.is_some(),
             },
             slices,
@@ -247,8 +301,8 @@ impl Decoder {
             })
             .collect();
         guarded(&self.path, || {
-            for (position, name) in self.columns.iter().enumerate() {
-                parquet_types::each_text(piece.frame.column(name)?, |index, cell| {
+            for (position, (name, reading)) in self.columns.iter().zip(&self.readings).enumerate() {
+                parquet_types::each_text(piece.frame.column(name)?, *reading, |index, cell| {
                     let row = &mut rows[index];
                     // Columns go in order, so a row's first unreadable value is the one it names.
                     let value = cell.unwrap_or_else(|problem| {

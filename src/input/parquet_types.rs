@@ -1,11 +1,12 @@
 //! Parquet column types: which ones a recipients column may have (checked on the schema, before any row is read), and the text each value becomes.
 //!
 //! Text forms: integers and decimals exactly (a phone stored as a number lost its leading zero,
-//! which normalisation restores), whole floats without a fraction, booleans `true`/`false`,
-//! dates `YYYY-MM-DD`, timestamps ISO 8601 in Asia/Seoul (`2026-11-23T09:30:00+09:00`: a
-//! timestamp without a time zone is taken as Seoul wall-clock time, one with a time zone is
-//! converted), times `HH:MM:SS[.fff]`, durations ISO 8601 (`PT1H30M`), binary as the UTF-8
-//! text it holds.
+//! which normalisation restores), whole floats without a fraction, a float32 as the shortest text
+//! that reads back as that float32, booleans `true`/`false`, dates `YYYY-MM-DD`, timestamps ISO
+//! 8601 in Asia/Seoul (`2026-11-23T09:30:00+09:00`: a timestamp without a time zone is taken as
+//! Seoul wall-clock time, one with a time zone, or annotated the legacy way, is converted; INT96
+//! from its Julian day and time of day, whatever the year), times `HH:MM:SS[.fff]`, durations
+//! ISO 8601 (`PT1H30M`), binary as the UTF-8 text it holds.
 
 use super::{text_problem, FieldText};
 use crate::campaign::quiet::kst;
@@ -15,6 +16,15 @@ use polars::prelude::*;
 
 /// One value as text (`None`: empty), or why it has no text form.
 pub type Cell = Result<Option<FieldText>, &'static str>;
+
+/// How a column's values become text, where the Arrow type it is read as does not say it all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnReading {
+    /// As its Arrow type says.
+    Typed,
+    /// INT96 timestamps, read as their 12 bytes (see [`int96_text`]).
+    Int96Timestamp,
+}
 
 /// Whether a column of `dtype` is one text value per row.
 pub fn readable(dtype: &ArrowDataType) -> bool {
@@ -104,6 +114,8 @@ fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
             .map(|v| Ok(v.map(|n| n.to_compact_string())))
             .collect(),
         dtype if dtype.is_integer() => column.cast(&DataType::Int64)?.i64()?.iter().map(number).collect(),
+        // Not widened to a float64 first: 19.99 as a float32 is 19.989999771118164 as a float64.
+        DataType::Float32 => column.f32()?.iter().map(|v| Ok(v.map(float32_text))).collect(),
         dtype if dtype.is_float() => column
             .cast(&DataType::Float64)?
             .f64()?
@@ -135,10 +147,20 @@ fn column_text(column: &Column) -> PolarsResult<Vec<Cell>> {
     })
 }
 
-/// Hands each value of a column, as [`column_text`] has it, to `each` with its index; a text column
-/// (the usual one) without first gathering its values in a vector of their own.
-pub fn each_text(column: &Column, mut each: impl FnMut(usize, Cell)) -> PolarsResult<()> {
-    if column.dtype() == &DataType::String {
+/// Hands each value of a column, as [`column_text`] has it (or as `reading` says), to `each` with
+/// its index; a text column (the usual one) without first gathering its values in a vector of
+/// their own.
+pub fn each_text(column: &Column, reading: ColumnReading, mut each: impl FnMut(usize, Cell)) -> PolarsResult<()> {
+    if reading == ColumnReading::Int96Timestamp {
+        for (index, value) in column.binary()?.iter().enumerate() {
+            each(
+                index,
+                value.map_or(Ok(None), |bytes| {
+                    int96_text(bytes).map(|text| Some(FieldText::from(text)))
+                }),
+            );
+        }
+    } else if column.dtype() == &DataType::String {
         use polars_arrow::array::Array;
         // Array by array: a column without a missing value skips the validity of each one.
         let mut index = 0;
@@ -198,6 +220,17 @@ fn physical(column: &Column, format: impl Fn(i64) -> Option<String>) -> PolarsRe
         .collect())
 }
 
+/// The shortest text that reads back as the same float32 (Rust's `Display`, which writes a whole
+/// one without a fraction), as a float32 was most likely written: `19.99`, `0.1`. A zero is `0`,
+/// whatever its sign, as in [`float_text`].
+fn float32_text(value: f32) -> FieldText {
+    if value == 0.0 {
+        FieldText::const_new("0")
+    } else {
+        compact_str::format_compact!("{value}")
+    }
+}
+
 pub(super) fn float_text(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{}", value as i64)
@@ -253,6 +286,35 @@ fn timestamp_text(value: i64, unit: TimeUnit, zoned: bool) -> Option<String> {
     } else {
         seoul_wall_clock_text(instant.naive_utc())
     }
+}
+
+/// The Julian day of 0000-12-31, the day before the first of the common era (from which chrono
+/// counts days): 1970-01-01 is Julian day 2,440,588 and common-era day 719,163.
+const JULIAN_DAY_OF_COMMON_ERA_DAY_ZERO: i64 = 2_440_588 - 719_163;
+const NANOS_PER_DAY: u64 = 86_400 * 1_000_000_000;
+
+/// An INT96 timestamp (Impala, Hive, Spark): the nanoseconds of the day in its first 8 bytes and
+/// the Julian day in its last 4, little-endian. Made from the day and the time of day, never
+/// through a 64-bit count of nanoseconds, which ends in 2262 and begins in 1677 (Spark's
+/// 9999-12-31, a birth date in 1676). Without a zone, as Arrow and pandas read it: taken as
+/// Seoul wall-clock time, like a timestamp without a time zone.
+fn int96_text(bytes: &[u8]) -> Result<String, &'static str> {
+    let Ok(bytes) = <&[u8; 12]>::try_from(bytes) else {
+        return Err("an INT96 value that is not 12 bytes");
+    };
+    let nanos = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let day = u32::from_le_bytes(bytes[8..].try_into().expect("4 bytes"));
+    if nanos >= NANOS_PER_DAY {
+        return Err("an INT96 timestamp whose time of day is past 24 hours");
+    }
+    let date = i32::try_from(i64::from(day) - JULIAN_DAY_OF_COMMON_ERA_DAY_ZERO)
+        .ok()
+        .and_then(NaiveDate::from_num_days_from_ce_opt);
+    let time =
+        NaiveTime::from_num_seconds_from_midnight_opt((nanos / 1_000_000_000) as u32, (nanos % 1_000_000_000) as u32);
+    date.zip(time)
+        .and_then(|(date, time)| seoul_wall_clock_text(date.and_time(time)))
+        .ok_or("a date or time out of range")
 }
 
 /// A time without a zone (a naive Parquet timestamp, a spreadsheet date-time), taken as Seoul's.
@@ -329,6 +391,73 @@ mod tests {
         );
     }
 
+    fn int96(julian_day: u32, nanos_of_day: u64) -> [u8; 12] {
+        let mut bytes = [0u8; 12];
+        bytes[..8].copy_from_slice(&nanos_of_day.to_le_bytes());
+        bytes[8..].copy_from_slice(&julian_day.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn int96_timestamps_are_read_from_their_julian_day_and_time_of_day() {
+        assert_eq!(int96_text(&int96(2_440_588, 0)).unwrap(), "1970-01-01T00:00:00+09:00");
+        // Spark's "no end": beyond the last nanosecond count, 2262-04-11.
+        assert_eq!(
+            int96_text(&int96(5_373_484, NANOS_PER_DAY - 1)).unwrap(),
+            "9999-12-31T23:59:59.999999999+09:00"
+        );
+        // Before the first one, 1677-09-21.
+        assert_eq!(
+            int96_text(&int96(2_333_344, 34_200_000_000_000)).unwrap(),
+            "1676-05-17T09:30:00+09:00"
+        );
+        assert_eq!(int96_text(&int96(u32::MAX, 0)), Err("a date or time out of range"));
+        assert_eq!(
+            int96_text(&int96(2_440_588, NANOS_PER_DAY)),
+            Err("an INT96 timestamp whose time of day is past 24 hours")
+        );
+        assert_eq!(int96_text(&[0; 11]), Err("an INT96 value that is not 12 bytes"));
+    }
+
+    #[test]
+    fn a_float32_is_the_shortest_text_of_that_float32() {
+        assert_eq!(float32_text(19.99), "19.99");
+        assert_eq!(float32_text(0.1), "0.1");
+        assert_eq!(float32_text(2500.5), "2500.5");
+        assert_eq!(float32_text(16_777_216.0), "16777216");
+        // 1020001001 is not a float32: 1020001024 is, whose shortest text is this.
+        assert_eq!(float32_text(1_020_001_001.0), "1020001000");
+        assert_eq!(float32_text(-0.0), "0");
+        assert_eq!(float32_text(-1.5e-7), "-0.00000015");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_int96_timestamp_reads_as_its_nanosecond_count_wherever_that_count_holds(
+            // Days around the 64-bit nanosecond range (±106,751 days from 1970) and any day.
+            day in proptest::prop_oneof![2_333_000u32..2_548_000, proptest::num::u32::ANY],
+            nanos in proptest::prop_oneof![0..NANOS_PER_DAY, proptest::num::u64::ANY],
+        ) {
+            let text = int96_text(&int96(day, nanos));
+            let count = (i64::from(day) - 2_440_588)
+                .checked_mul(NANOS_PER_DAY as i64)
+                .and_then(|n| n.checked_add(i64::try_from(nanos).ok()?));
+            match count {
+                Some(count) if nanos < NANOS_PER_DAY => {
+                    proptest::prop_assert_eq!(text.ok(), timestamp_text(count, TimeUnit::Nanoseconds, false));
+                }
+                _ if nanos >= NANOS_PER_DAY => proptest::prop_assert!(text.is_err()),
+                _ => {}
+            }
+        }
+
+        #[test]
+        fn a_float32_text_reads_back_as_the_same_float32(value in proptest::num::f32::NORMAL | proptest::num::f32::SUBNORMAL | proptest::num::f32::ZERO) {
+            let text = float32_text(value);
+            proptest::prop_assert_eq!(text.parse::<f32>().unwrap(), value, "{}", text);
+        }
+    }
+
     #[test]
     fn dates_times_and_durations() {
         assert_eq!(date_text(0).unwrap(), "1970-01-01");
@@ -352,7 +481,10 @@ mod tests {
         column.append(&StringChunked::new("t".into(), &["e"])).unwrap();
         assert_eq!(column.chunks().len(), 3);
         let mut seen = Vec::new();
-        each_text(&column.into_column(), |index, cell| seen.push((index, cell))).unwrap();
+        each_text(&column.into_column(), ColumnReading::Typed, |index, cell| {
+            seen.push((index, cell))
+        })
+        .unwrap();
         let text = |value: &str| Ok(Some(FieldText::from(value)));
         assert_eq!(
             seen,
