@@ -269,6 +269,32 @@ fn a_named_sheet_is_read_from_its_first_non_blank_row_with_blank_rows_skipped() 
 }
 
 #[test]
+fn a_row_holding_only_a_line_break_is_a_row_and_one_of_empty_text_is_not() {
+    let spec = ColumnSpec {
+        phone: "phone".into(),
+        name: Some("name".into()),
+        vars: vec!["memo".into()],
+    };
+    // openpyxl writes a text of only whitespace without xml:space="preserve".
+    let rows = read(&fixture("excel_line_break.xlsx"), InputFormat::Xlsx, None, &spec).unwrap();
+    let seen: Vec<(u64, Option<&str>, Option<&str>)> = rows
+        .iter()
+        .map(|row| (row.row, row.phone.as_deref(), row.vars[0].as_deref()))
+        .collect();
+    // Row 4 holds only empty text: no recipient, as an empty line in a CSV file.
+    assert_eq!(
+        seen,
+        [
+            (2, Some("010-2000-1001"), None),
+            (3, None, Some("\n")),
+            (5, Some("\n"), None),
+            (6, Some("010-2000-1006"), None),
+        ]
+    );
+    assert!(rows.iter().all(|row| row.unreadable.is_none()), "{rows:?}");
+}
+
+#[test]
 fn the_first_sheet_is_read_when_none_is_named() {
     let error = read(&fixture("excel_sheets.xlsx"), InputFormat::Xlsx, None, &list_spec()).unwrap_err();
     assert!(

@@ -4,7 +4,9 @@
 //! is one `RawRow` numbered as the sheet numbers it (header on row 1: the first recipient is row
 //! 2), so a reject can be found in Excel. A blank row (no cell shows anything: each is empty, or
 //! empty text such as a formula's saved `""`) is no recipient, like an empty line in a CSV file,
-//! and its number is skipped; blank rows at the end are no rows. calamine loads the whole sheet
+//! and its number is skipped; blank rows at the end are no rows. A text of only whitespace (a
+//! line break) is not empty, also in an XLSX file that writes it without `xml:space="preserve"`,
+//! which calamine trims to nothing (`sheet_markup` reads it back). calamine loads the whole sheet
 //! into memory (an `.xlsx` is zipped XML that cannot be read from the middle); rows are still
 //! handed out in batches.
 //!
@@ -20,12 +22,14 @@
 //! Excel cannot show (`not_text`).
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
+use super::sheet_markup;
 use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
 use calamine::{
     open_workbook_from_rs, Data, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible, Sheets, Xls, Xlsx,
 };
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::ops::RangeInclusive;
@@ -141,6 +145,18 @@ impl Grid {
         })
     }
 
+    /// Cells of empty text that no formula made: where calamine may have trimmed an XLSX text of
+    /// only whitespace to nothing.
+    fn empty_texts(&self) -> HashSet<(u32, u32)> {
+        let (first_row, first_column) = self.values.start().unwrap_or_default();
+        self.values
+            .used_cells()
+            .filter(|(_, _, value)| matches!(value, Data::String(text) if text.is_empty()))
+            .map(|(row, column, _)| (first_row + row as u32, first_column + column as u32))
+            .filter(|&(row, column)| self.formula(row, column).is_none())
+            .collect()
+    }
+
     /// The first and last row, and the first and last column, holding anything.
     fn bounds(&self) -> Option<((u32, u32), (u32, u32))> {
         let spans = [
@@ -213,7 +229,12 @@ fn pick_sheet<RS: Read + Seek>(workbook: &Sheets<RS>, wanted: Option<&str>) -> R
     }
 }
 
-fn load(file: BufReader<File>, format: InputFormat, wanted: Option<&str>) -> Result<(String, Grid), LoadError> {
+fn load(
+    path: &Path,
+    file: BufReader<File>,
+    format: InputFormat,
+    wanted: Option<&str>,
+) -> Result<(String, Grid), LoadError> {
     let mut workbook = match format {
         InputFormat::Xlsx => Sheets::Xlsx(open_workbook_from_rs::<Xlsx<_>, _>(file).map_err(calamine::Error::Xlsx)?),
         InputFormat::Xls => Sheets::Xls(open_workbook_from_rs::<Xls<_>, _>(file).map_err(calamine::Error::Xls)?),
@@ -223,7 +244,19 @@ fn load(file: BufReader<File>, format: InputFormat, wanted: Option<&str>) -> Res
     let name = pick_sheet(&workbook, wanted)?;
     let values = workbook.worksheet_range(&name)?;
     let formulas = workbook.worksheet_formula(&name)?;
-    Ok((name, Grid { values, formulas }))
+    let mut grid = Grid { values, formulas };
+    if format == InputFormat::Xlsx {
+        // A cell holding a line break is not an empty cell, whatever calamine made of its text.
+        let empty_texts = grid.empty_texts();
+        if !empty_texts.is_empty() {
+            for (at, text) in
+                sheet_markup::xlsx_whitespace_texts(path, &name, &empty_texts).map_err(LoadError::Unreadable)?
+            {
+                grid.values.set_value(at, Data::String(text));
+            }
+        }
+    }
+    Ok((name, grid))
 }
 
 impl SheetRows {
@@ -244,7 +277,7 @@ impl SheetRows {
         // A damaged file must refuse, naming it, also when the reader panics on it.
         let loaded = crate::contained::catch(|| {
             crate::failpoint::reached("spreadsheet-reader");
-            load(BufReader::new(file), format, sheet)
+            load(path, BufReader::new(file), format, sheet)
         })
         .map_err(refusal)?;
         let (name, grid) = match loaded {

@@ -16,6 +16,7 @@ pub mod phone_set;
 mod plain_lines;
 mod raw_record;
 mod record_window;
+mod sheet_markup;
 
 use crate::campaign::{Encoding, InputFormat};
 pub use csv_blocks::BlockedCsv;

@@ -1,0 +1,323 @@
+//! What calamine's values do not say, read from a spreadsheet's own XML: the XLSX texts of only whitespace that calamine trimmed to nothing.
+//!
+//! calamine trims an XLSX `<t>` without `xml:space="preserve"`, as openpyxl (and pandas through
+//! it) writes a text of only whitespace, so a cell holding a line break reads as empty text, which
+//! is no cell. The XML is read here only when it can matter: when the sheet holds a cell of empty
+//! text.
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::{Reader, XmlVersion};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+type Zip = zip::ZipArchive<BufReader<File>>;
+
+fn open_zip(path: &Path) -> Result<Zip, String> {
+    let file = File::open(path).map_err(|error| error.to_string())?;
+    zip::ZipArchive::new(BufReader::new(file)).map_err(|error| error.to_string())
+}
+
+/// The bytes of the part `name`, found as calamine finds it (case and `\` ignored); `None` when absent.
+fn part(zip: &mut Zip, name: &str) -> Result<Option<Vec<u8>>, String> {
+    let wanted = name.trim_start_matches('/').to_ascii_lowercase();
+    let Some(stored) = zip
+        .file_names()
+        .flatten()
+        .find(|stored| stored.replace('\\', "/").to_ascii_lowercase() == wanted)
+        .map(|stored| stored.into_owned())
+    else {
+        return Ok(None);
+    };
+    let mut entry = zip.by_name(&stored).map_err(|error| error.to_string())?;
+    let mut bytes = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0));
+    entry
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("{stored}: {error}"))?;
+    Ok(Some(bytes))
+}
+
+fn reader(xml: &[u8]) -> Reader<&[u8]> {
+    let mut reader = Reader::from_reader(xml);
+    let config = reader.config_mut();
+    // An empty element is a start and an end, so one loop reads `<c/>` and `<c>…</c>` alike.
+    config.expand_empty_elements = true;
+    config.check_end_names = false;
+    reader
+}
+
+/// The attribute `name` (as written, prefix included), its entities resolved.
+fn attribute(element: &BytesStart, name: &str) -> Result<Option<String>, String> {
+    match element.try_get_attribute(name).map_err(|error| error.to_string())? {
+        None => Ok(None),
+        Some(value) => value
+            .normalized_value(XmlVersion::Implicit1_0)
+            .map(|value| Some(value.into_owned()))
+            .map_err(|error| error.to_string()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// XLSX: texts of only whitespace.
+
+/// The relationships of a part: id → target.
+fn relationships(xml: &[u8]) -> Result<HashMap<String, (String, String)>, String> {
+    let mut xml = reader(xml);
+    let mut found = HashMap::new();
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            Event::Start(element) if element.local_name().as_ref() == "Relationship" => {
+                if let (Some(id), Some(target)) = (attribute(&element, "Id")?, attribute(&element, "Target")?) {
+                    let kind = attribute(&element, "Type")?.unwrap_or_default();
+                    found.insert(id, (target, kind));
+                }
+            }
+            Event::Eof => return Ok(found),
+            _ => {}
+        }
+    }
+}
+
+/// Where a relationship's target is: from the package root when absolute, else beside `directory`.
+fn resolve(directory: &str, target: &str) -> String {
+    match target.strip_prefix('/') {
+        Some(absolute) => absolute.to_string(),
+        None => format!("{directory}{target}"),
+    }
+}
+
+/// The workbook part's directory (`xl/`) and name (`workbook.xml`), as the package says.
+fn workbook_part(zip: &mut Zip) -> Result<(String, String), String> {
+    let standard = || ("xl/".to_string(), "workbook.xml".to_string());
+    let Some(package) = part(zip, "_rels/.rels")? else {
+        return Ok(standard());
+    };
+    let target = relationships(&package)?
+        .into_values()
+        .find(|(_, kind)| kind.ends_with("/relationships/officeDocument"))
+        .map(|(target, _)| resolve("", &target));
+    Ok(match target {
+        Some(target) => match target.rfind('/') {
+            Some(slash) => (target[..=slash].to_string(), target[slash + 1..].to_string()),
+            None => (String::new(), target),
+        },
+        None => standard(),
+    })
+}
+
+/// The part holding worksheet `sheet`.
+fn worksheet_part(zip: &mut Zip, sheet: &str) -> Result<Option<(String, String)>, String> {
+    let (directory, name) = workbook_part(zip)?;
+    let Some(links) = part(zip, &format!("{directory}_rels/{name}.rels"))? else {
+        return Ok(None);
+    };
+    let links = relationships(&links)?;
+    let Some(workbook) = part(zip, &format!("{directory}{name}"))? else {
+        return Ok(None);
+    };
+    let mut xml = reader(&workbook);
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            Event::Start(element) if element.local_name().as_ref() == "sheet" => {
+                if attribute(&element, "name")?.as_deref() != Some(sheet) {
+                    continue;
+                }
+                // The id's prefix is whatever the file binds the relationships namespace to.
+                let id = element
+                    .attributes()
+                    .with_checks(false)
+                    .flatten()
+                    .find(|attribute| attribute.key.local_name().as_ref() == "id")
+                    .map(|attribute| attribute.value.into_owned());
+                return Ok(id
+                    .and_then(|id| links.get(&id))
+                    .map(|(target, _)| (resolve(&directory, target), directory.clone())));
+            }
+            Event::Eof => return Ok(None),
+            _ => {}
+        }
+    }
+}
+
+/// The text of the `<t>` elements up to the end of the element just started (`<si>` or `<is>`),
+/// phonetic runs left out as calamine leaves them out, when it is whitespace and not empty.
+fn whitespace_text(xml: &mut Reader<&[u8]>, end: &str) -> Result<Option<String>, String> {
+    let mut text = String::new();
+    let (mut in_text, mut phonetic) = (false, false);
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            Event::Start(element) if element.local_name().as_ref() == "rPh" => phonetic = true,
+            Event::End(element) if element.local_name().as_ref() == "rPh" => phonetic = false,
+            Event::Start(element) if element.local_name().as_ref() == "t" => in_text = !phonetic,
+            Event::End(element) if element.local_name().as_ref() == "t" => in_text = false,
+            Event::Text(content) if in_text => text.push_str(&content.xml10_content()),
+            Event::GeneralRef(reference) if in_text => match reference.resolve_char_ref() {
+                Ok(Some(character)) => text.push(character),
+                // `&amp;` and its kind are not whitespace; the text is then no candidate.
+                _ => text.push('&'),
+            },
+            Event::End(element) if element.local_name().as_ref() == end => break,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok((!text.is_empty() && text.chars().all(char::is_whitespace)).then_some(text))
+}
+
+/// Of the `cells` (0-based row and column) of worksheet `sheet`, those whose text is whitespace
+/// that is not empty, with that text. Everything else, and a package this cannot follow, gives none.
+pub fn xlsx_whitespace_texts(
+    path: &Path,
+    sheet: &str,
+    cells: &HashSet<(u32, u32)>,
+) -> Result<HashMap<(u32, u32), String>, String> {
+    let mut zip = open_zip(path)?;
+    let Some((sheet_part, directory)) = worksheet_part(&mut zip, sheet)? else {
+        return Ok(HashMap::new());
+    };
+    let Some(sheet_xml) = part(&mut zip, &sheet_part)? else {
+        return Ok(HashMap::new());
+    };
+    // Shared strings that are whitespace, by index.
+    let mut shared = HashMap::new();
+    if let Some(strings) = part(&mut zip, &format!("{directory}sharedStrings.xml"))? {
+        let mut xml = reader(&strings);
+        let mut index = 0usize;
+        loop {
+            match xml.read_event().map_err(|error| error.to_string())? {
+                Event::Start(element) if element.local_name().as_ref() == "si" => {
+                    if let Some(text) = whitespace_text(&mut xml, "si")? {
+                        shared.insert(index, text);
+                    }
+                    index += 1;
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+    }
+    let mut found = HashMap::new();
+    let mut xml = reader(&sheet_xml);
+    // A row or cell without its reference follows the one before, as calamine places it.
+    let (mut row, mut column) = (0u32, 0u32);
+    let mut next_row = 0u32;
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            Event::Start(element) if element.local_name().as_ref() == "row" => {
+                row = attribute(&element, "r")?
+                    .and_then(|r| r.parse::<u32>().ok())
+                    .map_or(next_row, |r| r.saturating_sub(1));
+                next_row = row.saturating_add(1);
+                column = 0;
+            }
+            Event::Start(element) if element.local_name().as_ref() == "c" => {
+                let at = match attribute(&element, "r")?.as_deref().and_then(cell_position) {
+                    Some(at) => at,
+                    None => (row, column),
+                };
+                column = at.1.saturating_add(1);
+                if !cells.contains(&at) {
+                    xml.read_to_end(element.name()).map_err(|error| error.to_string())?;
+                    continue;
+                }
+                let text = match attribute(&element, "t")?.as_deref() {
+                    Some("inlineStr") => whitespace_inline(&mut xml)?,
+                    Some("s") => shared_index(&mut xml)?.and_then(|index| shared.get(&index).cloned()),
+                    _ => None,
+                };
+                if let Some(text) = text {
+                    found.insert(at, text);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
+/// The whitespace text of the inline string in the cell just started.
+fn whitespace_inline(xml: &mut Reader<&[u8]>) -> Result<Option<String>, String> {
+    let mut text = None;
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            Event::Start(element) if element.local_name().as_ref() == "is" => {
+                text = whitespace_text(xml, "is")?;
+            }
+            Event::End(element) if element.local_name().as_ref() == "c" => return Ok(text),
+            Event::Eof => return Ok(text),
+            _ => {}
+        }
+    }
+}
+
+/// The shared-string index in the cell just started.
+fn shared_index(xml: &mut Reader<&[u8]>) -> Result<Option<usize>, String> {
+    let (mut index, mut in_value) = (None, false);
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            Event::Start(element) if element.local_name().as_ref() == "v" => in_value = true,
+            Event::End(element) if element.local_name().as_ref() == "v" => in_value = false,
+            Event::Text(content) if in_value => index = content.xml10_content().trim().parse().ok(),
+            Event::End(element) if element.local_name().as_ref() == "c" => return Ok(index),
+            Event::Eof => return Ok(index),
+            _ => {}
+        }
+    }
+}
+
+/// `B3` as (row 2, column 1); `None` for anything else.
+fn cell_position(reference: &str) -> Option<(u32, u32)> {
+    let digits = reference.find(|c: char| c.is_ascii_digit())?;
+    let (letters, number) = reference.split_at(digits);
+    if letters.is_empty() || !letters.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let column = letters.bytes().try_fold(0u32, |column, letter| {
+        column
+            .checked_mul(26)?
+            .checked_add(u32::from(letter.to_ascii_uppercase() - b'A') + 1)
+    })?;
+    let row = number.parse::<u32>().ok()?.checked_sub(1)?;
+    Some((row, column - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_references_become_zero_based_positions() {
+        assert_eq!(cell_position("A1"), Some((0, 0)));
+        assert_eq!(cell_position("B3"), Some((2, 1)));
+        assert_eq!(cell_position("aa10"), Some((9, 26)));
+        assert_eq!(cell_position("XFD1048576"), Some((1_048_575, 16_383)));
+        for bad in ["", "A", "1", "A0", "A-1", "$A$1"] {
+            assert_eq!(cell_position(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_text_of_whitespace_is_a_candidate() {
+        let texts = |xml: &str| {
+            let mut reader = reader(xml.as_bytes());
+            let mut found = Vec::new();
+            loop {
+                match reader.read_event().unwrap() {
+                    Event::Start(element) if element.local_name().as_ref() == "si" => {
+                        found.push(whitespace_text(&mut reader, "si").unwrap())
+                    }
+                    Event::Eof => return found,
+                    _ => {}
+                }
+            }
+        };
+        let found = texts(
+            "<sst><si><t>\n</t></si><si><t/></si><si><t>&#10;</t></si><si><t> a </t></si>\
+             <si><r><t> </t></r><r><t>\t</t></r></si><si><t>&amp;</t></si><si><t>x</t><rPh><t> </t></rPh></si></sst>",
+        );
+        let expected = [Some("\n"), None, Some("\n"), None, Some(" \t"), None, None];
+        assert_eq!(found, expected.map(|text| text.map(String::from)));
+    }
+}
