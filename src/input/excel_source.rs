@@ -6,7 +6,10 @@
 //! empty text such as a formula's saved `""`) is no recipient, like an empty line in a CSV file,
 //! and its number is skipped; blank rows at the end are no rows. A text of only whitespace (a
 //! line break) is not empty, also in an XLSX file that writes it without `xml:space="preserve"`,
-//! which calamine trims to nothing (`sheet_markup` reads it back). calamine loads the whole sheet
+//! which calamine trims to nothing (`sheet_markup` reads it back). A merged area reads as the sheet
+//! shows it: the value in its first cell, the cells it covers empty, also when the file keeps what
+//! they held before the merge (LibreOffice does, in .ods, .xlsx and .xls), so they make no row of
+//! their own and no value. calamine loads the whole sheet
 //! into memory (an `.xlsx` is zipped XML that cannot be read from the middle); rows are still
 //! handed out in batches.
 //!
@@ -22,11 +25,12 @@
 //! Excel cannot show (`not_text`).
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
-use super::sheet_markup;
+use super::sheet_markup::{self, Area};
 use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
 use calamine::{
-    open_workbook_from_rs, Data, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible, Sheets, Xls, Xlsx,
+    open_workbook_from_rs, CellType, Data, Dimensions, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible,
+    Sheets, Xls, Xlsx,
 };
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use std::collections::HashSet;
@@ -157,6 +161,25 @@ impl Grid {
             .collect()
     }
 
+    /// Empties the cells of `area`: a merge hides them, and the sheet shows none of their content
+    /// (LibreOffice keeps it when asked to, and writes it to .ods, .xlsx and .xls alike).
+    fn hide(&mut self, area: Area) {
+        fn clear<T: CellType + Default + PartialEq>(range: &mut Range<T>, area: Area) {
+            let (Some(start), Some(end)) = (range.start(), range.end()) else {
+                return;
+            };
+            for row in area.first.0.max(start.0)..=area.last.0.min(end.0) {
+                for column in area.first.1.max(start.1)..=area.last.1.min(end.1) {
+                    if range.get_value((row, column)).is_some_and(|cell| *cell != T::default()) {
+                        range.set_value((row, column), T::default());
+                    }
+                }
+            }
+        }
+        clear(&mut self.values, area);
+        clear(&mut self.formulas, area);
+    }
+
     /// The first and last row, and the first and last column, holding anything.
     fn bounds(&self) -> Option<((u32, u32), (u32, u32))> {
         let spans = [
@@ -229,6 +252,20 @@ fn pick_sheet<RS: Read + Seek>(workbook: &Sheets<RS>, wanted: Option<&str>) -> R
     }
 }
 
+/// The cells a merged area hides: all but its first (top left), as up to two areas.
+fn hidden_by_merge(merged: Dimensions) -> impl Iterator<Item = Area> {
+    let (first, last) = (merged.start, merged.end);
+    let rest_of_first_row = (last.1 > first.1).then(|| Area {
+        first: (first.0, first.1 + 1),
+        last: (first.0, last.1),
+    });
+    let rows_below = (last.0 > first.0).then(|| Area {
+        first: (first.0 + 1, first.1),
+        last,
+    });
+    rest_of_first_row.into_iter().chain(rows_below)
+}
+
 fn load(
     path: &Path,
     file: BufReader<File>,
@@ -255,6 +292,26 @@ fn load(
                 grid.values.set_value(at, Data::String(text));
             }
         }
+    }
+    let hidden: Vec<Area> = match &mut workbook {
+        Sheets::Xlsx(xlsx) => {
+            if sheet_markup::xlsx_has_merges(path, &name).map_err(LoadError::Unreadable)? {
+                let merged = xlsx.merge_cells_by_sheet_name(&name).map_err(calamine::Error::Xlsx)?;
+                merged.into_iter().flat_map(hidden_by_merge).collect()
+            } else {
+                Vec::new()
+            }
+        }
+        Sheets::Xls(xls) => {
+            let merged = xls.merge_cells_by_sheet_name(&name).map_err(calamine::Error::Xls)?;
+            merged.into_iter().flat_map(hidden_by_merge).collect()
+        }
+        // calamine says nothing of ODS merges: the covered cells are read from content.xml.
+        Sheets::Ods(_) => sheet_markup::ods_covered(path, &name).map_err(LoadError::Unreadable)?,
+        Sheets::Xlsb(_) => Vec::new(),
+    };
+    for area in hidden {
+        grid.hide(area);
     }
     Ok((name, grid))
 }

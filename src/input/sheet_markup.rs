@@ -1,16 +1,27 @@
-//! What calamine's values do not say, read from a spreadsheet's own XML: the XLSX texts of only whitespace that calamine trimmed to nothing.
+//! What calamine's values do not say, read from a spreadsheet's own XML: the ODS cells a merge covers, and the XLSX texts of only whitespace that calamine trimmed to nothing.
 //!
-//! calamine trims an XLSX `<t>` without `xml:space="preserve"`, as openpyxl (and pandas through
-//! it) writes a text of only whitespace, so a cell holding a line break reads as empty text, which
-//! is no cell. The XML is read here only when it can matter: when the sheet holds a cell of empty
-//! text.
+//! calamine reads a LibreOffice cell hidden under a merge (`table:covered-table-cell`, which keeps
+//! its content when the merge was made with "keep the contents of the hidden cells") as an
+//! ordinary cell, and says nothing of ODS merges. It trims an XLSX `<t>` without
+//! `xml:space="preserve"`, as openpyxl (and pandas through it) writes a text of only whitespace,
+//! so a cell holding a line break reads as empty text. Both are read here, each only when it can
+//! matter: the ODS scan when `content.xml` holds a covered cell at all, the XLSX one when the
+//! sheet holds a cell of empty text.
 
 use quick_xml::events::{BytesStart, Event};
+use quick_xml::name::QName;
 use quick_xml::{Reader, XmlVersion};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
+
+/// A rectangle of cells, 0-based and inclusive, as calamine places them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Area {
+    pub first: (u32, u32),
+    pub last: (u32, u32),
+}
 
 type Zip = zip::ZipArchive<BufReader<File>>;
 
@@ -56,6 +67,72 @@ fn attribute(element: &BytesStart, name: &str) -> Result<Option<String>, String>
             .map(|value| Some(value.into_owned()))
             .map_err(|error| error.to_string()),
     }
+}
+
+/// A count attribute such as `table:number-columns-repeated` (1 when absent or not a number).
+fn count(element: &BytesStart, name: &str) -> Result<u32, String> {
+    Ok(attribute(element, name)?
+        .and_then(|value| value.trim().parse::<u32>().ok())
+        .unwrap_or(1)
+        .max(1))
+}
+
+// ---------------------------------------------------------------------------------------------
+// ODS: covered cells.
+
+/// The cells of table `sheet` that a merge covers, each run of them as one area. Reading stops at
+/// the end of that table.
+pub fn ods_covered(path: &Path, sheet: &str) -> Result<Vec<Area>, String> {
+    let mut zip = open_zip(path)?;
+    let Some(content) = part(&mut zip, "content.xml")? else {
+        return Ok(Vec::new());
+    };
+    if memchr::memmem::find(&content, b"covered-table-cell").is_none() {
+        return Ok(Vec::new());
+    }
+    let mut xml = reader(&content);
+    let mut covered = Vec::new();
+    let mut in_sheet = false;
+    let mut row = 0u32;
+    let mut rows_here = 1u32;
+    let mut column = 0u32;
+    loop {
+        match xml.read_event().map_err(|error| error.to_string())? {
+            // A table inside a cell is never met here: each cell is read to its end below.
+            Event::Start(element) if element.name() == QName("table:table") => {
+                in_sheet = attribute(&element, "table:name")?.as_deref() == Some(sheet);
+            }
+            Event::End(element) if in_sheet && element.name() == QName("table:table") => break,
+            Event::Start(element) if in_sheet && element.name() == QName("table:table-row") => {
+                rows_here = count(&element, "table:number-rows-repeated")?;
+                column = 0;
+            }
+            Event::End(element) if in_sheet && element.name() == QName("table:table-row") => {
+                row = row.saturating_add(rows_here);
+            }
+            Event::Start(element)
+                if in_sheet
+                    && (element.name() == QName("table:table-cell")
+                        || element.name() == QName("table:covered-table-cell")) =>
+            {
+                let columns_here = count(&element, "table:number-columns-repeated")?;
+                if element.name() == QName("table:covered-table-cell") {
+                    covered.push(Area {
+                        first: (row, column),
+                        last: (
+                            row.saturating_add(rows_here - 1),
+                            column.saturating_add(columns_here - 1),
+                        ),
+                    });
+                }
+                column = column.saturating_add(columns_here);
+                xml.read_to_end(element.name()).map_err(|error| error.to_string())?;
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(covered)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +312,17 @@ pub fn xlsx_whitespace_texts(
         }
     }
     Ok(found)
+}
+
+/// Whether worksheet `sheet` has merged cells at all, told from its bytes without parsing them
+/// (calamine's own reading of the merges parses the whole sheet again).
+pub fn xlsx_has_merges(path: &Path, sheet: &str) -> Result<bool, String> {
+    let mut zip = open_zip(path)?;
+    // A package this cannot follow is left to calamine's reading.
+    let Some((sheet_part, _)) = worksheet_part(&mut zip, sheet)? else {
+        return Ok(true);
+    };
+    Ok(part(&mut zip, &sheet_part)?.is_none_or(|xml| memchr::memmem::find(&xml, b"mergeCell").is_some()))
 }
 
 /// The whitespace text of the inline string in the cell just started.
