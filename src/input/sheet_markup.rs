@@ -30,15 +30,18 @@ fn open_zip(path: &Path) -> Result<Zip, String> {
     zip::ZipArchive::new(BufReader::new(file)).map_err(|error| error.to_string())
 }
 
-/// The bytes of the part `name`, found as calamine finds it (case and `\` ignored); `None` when absent.
-fn part(zip: &mut Zip, name: &str) -> Result<Option<Vec<u8>>, String> {
+/// The name under which the part `name` is stored, found as calamine finds it (case and `\` ignored).
+fn stored_name(zip: &Zip, name: &str) -> Option<String> {
     let wanted = name.trim_start_matches('/').to_ascii_lowercase();
-    let Some(stored) = zip
-        .file_names()
+    zip.file_names()
         .flatten()
         .find(|stored| stored.replace('\\', "/").to_ascii_lowercase() == wanted)
         .map(|stored| stored.into_owned())
-    else {
+}
+
+/// The bytes of the part `name`; `None` when absent.
+fn part(zip: &mut Zip, name: &str) -> Result<Option<Vec<u8>>, String> {
+    let Some(stored) = stored_name(zip, name) else {
         return Ok(None);
     };
     let mut entry = zip.by_name(&stored).map_err(|error| error.to_string())?;
@@ -315,14 +318,37 @@ pub fn xlsx_whitespace_texts(
 }
 
 /// Whether worksheet `sheet` has merged cells at all, told from its bytes without parsing them
-/// (calamine's own reading of the merges parses the whole sheet again).
+/// (calamine's own reading of the merges parses the whole sheet again). The part is searched as
+/// it is unzipped, never held whole.
 pub fn xlsx_has_merges(path: &Path, sheet: &str) -> Result<bool, String> {
+    const NEEDLE: &[u8] = b"mergeCell";
     let mut zip = open_zip(path)?;
     // A package this cannot follow is left to calamine's reading.
     let Some((sheet_part, _)) = worksheet_part(&mut zip, sheet)? else {
         return Ok(true);
     };
-    Ok(part(&mut zip, &sheet_part)?.is_none_or(|xml| memchr::memmem::find(&xml, b"mergeCell").is_some()))
+    let Some(stored) = stored_name(&zip, &sheet_part) else {
+        return Ok(true);
+    };
+    let mut entry = zip.by_name(&stored).map_err(|error| error.to_string())?;
+    let finder = memchr::memmem::Finder::new(NEEDLE);
+    let mut window = vec![0u8; 64 * 1024];
+    // The last bytes of one read are kept before the next, so a needle cut in two is still found.
+    let mut kept = 0;
+    loop {
+        let read = entry
+            .read(&mut window[kept..])
+            .map_err(|error| format!("{stored}: {error}"))?;
+        if read == 0 {
+            return Ok(false);
+        }
+        let filled = kept + read;
+        if finder.find(&window[..filled]).is_some() {
+            return Ok(true);
+        }
+        kept = filled.min(NEEDLE.len() - 1);
+        window.copy_within(filled - kept..filled, 0);
+    }
 }
 
 /// The whitespace text of the inline string in the cell just started.
