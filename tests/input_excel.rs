@@ -269,6 +269,69 @@ fn a_named_sheet_is_read_from_its_first_non_blank_row_with_blank_rows_skipped() 
 }
 
 #[test]
+fn a_row_holding_only_a_line_break_is_a_row_and_one_of_empty_text_is_not() {
+    let spec = ColumnSpec {
+        phone: "phone".into(),
+        name: Some("name".into()),
+        vars: vec!["memo".into()],
+    };
+    // openpyxl writes a text of only whitespace without xml:space="preserve".
+    let rows = read(&fixture("excel_line_break.xlsx"), InputFormat::Xlsx, None, &spec).unwrap();
+    let seen: Vec<(u64, Option<&str>, Option<&str>)> = rows
+        .iter()
+        .map(|row| (row.row, row.phone.as_deref(), row.vars[0].as_deref()))
+        .collect();
+    // Row 4 holds only empty text: no recipient, as an empty line in a CSV file.
+    assert_eq!(
+        seen,
+        [
+            (2, Some("010-2000-1001"), None),
+            (3, None, Some("\n")),
+            (5, Some("\n"), None),
+            (6, Some("010-2000-1006"), None),
+        ]
+    );
+    assert!(rows.iter().all(|row| row.unreadable.is_none()), "{rows:?}");
+}
+
+#[test]
+fn a_merged_area_reads_as_the_sheet_shows_it_in_every_format() {
+    let spec = ColumnSpec {
+        phone: "phone".into(),
+        name: Some("name".into()),
+        vars: vec!["coupon".into(), "memo".into()],
+    };
+    // LibreOffice keeps the text of the cells a merge hides (B4 under B3:B4, D3 under C3:D3),
+    // and writes it to each format.
+    for (file, format) in [
+        ("excel_merged.ods", InputFormat::Ods),
+        ("excel_merged.xlsx", InputFormat::Xlsx),
+        ("excel_merged.xls", InputFormat::Xls),
+    ] {
+        let rows = read(&fixture(file), format, None, &spec).unwrap();
+        // Each row's number, and its phone, name, coupon and memo.
+        let seen: Vec<(u64, [Option<&str>; 4])> = rows
+            .iter()
+            .map(|row| {
+                let values = [&row.phone, &row.name, &row.vars[0], &row.vars[1]];
+                (row.row, values.map(|value| value.as_deref()))
+            })
+            .collect();
+        // Row 4 shows nothing (its name cell is under row 3's): no row; the hidden memo is no
+        // value, and the merged value is not copied into the cells it covers.
+        assert_eq!(
+            seen,
+            [
+                (2, [Some("010-2000-1001"), Some("김민준"), Some("WINTER10"), None]),
+                (3, [Some("010-2000-1002"), Some("이서연"), Some("WINTER15"), None]),
+                (5, [Some("010-2000-1005"), Some("박지호"), Some("WINTER10"), None]),
+            ],
+            "{file}"
+        );
+    }
+}
+
+#[test]
 fn the_first_sheet_is_read_when_none_is_named() {
     let error = read(&fixture("excel_sheets.xlsx"), InputFormat::Xlsx, None, &list_spec()).unwrap_err();
     assert!(

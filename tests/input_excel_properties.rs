@@ -1,4 +1,4 @@
-//! Property tests of the spreadsheet reader: the cell → text rule on any cell never panics and keeps its forms, and any generated sheet of mixed cells and blank rows comes out one row per non-blank sheet row, numbered as the sheet numbers it, with the rows that cannot be read saying so.
+//! Property tests of the spreadsheet reader: the cell → text rule on any cell never panics and keeps its forms, and any generated sheet of mixed cells (texts of only whitespace among them), blank rows and merged areas comes out one row per sheet row that shows something, numbered as the sheet numbers it, with the rows that cannot be read saying so.
 //!
 //! The sheets are real `.xlsx` files, zipped here by hand (stored, not compressed), so the test
 //! needs no writer. A bounded number of cases runs in `cargo test`; `PROPTEST_CASES=100000 cargo
@@ -126,6 +126,8 @@ enum Cell {
     Empty,
     Number(f64),
     Text(String),
+    /// A text of only whitespace, written as openpyxl writes it: without `xml:space="preserve"`.
+    Whitespace(String),
     Bool(bool),
     Error(&'static str),
     /// A date-time serial with a style: 1 date, 2 date and time, 3 duration.
@@ -144,6 +146,7 @@ impl Cell {
                 let escaped = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
                 format!("<c r=\"{reference}\" t=\"inlineStr\"><is><t xml:space=\"preserve\">{escaped}</t></is></c>")
             }
+            Cell::Whitespace(text) => format!("<c r=\"{reference}\" t=\"inlineStr\"><is><t>{text}</t></is></c>"),
             Cell::Bool(b) => format!("<c r=\"{reference}\" t=\"b\"><v>{}</v></c>", u8::from(*b)),
             Cell::Error(code) => format!("<c r=\"{reference}\" t=\"e\"><v>{code}</v></c>"),
             Cell::Styled(serial, style) => format!("<c r=\"{reference}\" s=\"{style}\"><v>{serial}</v></c>"),
@@ -180,6 +183,7 @@ fn sheet_cell() -> impl Strategy<Value = Cell> {
         2 => (1_000_000_000u64..1_099_999_999).prop_map(|n| Cell::Number(n as f64)),
         1 => (-1e6..1e6f64).prop_map(Cell::Number),
         3 => "[a-z0-9가-힣 &<>-]{0,8}".prop_map(Cell::Text),
+        1 => "[ \t\n]{1,3}".prop_map(Cell::Whitespace),
         1 => any::<bool>().prop_map(Cell::Bool),
         1 => prop::sample::select(vec!["#N/A", "#DIV/0!", "#REF!", "#VALUE!"]).prop_map(Cell::Error),
         1 => (0.0..80_000.0f64, 1u8..=3).prop_map(|(serial, style)| Cell::Styled(serial, style)),
@@ -196,11 +200,85 @@ fn sheet_rows() -> impl Strategy<Value = Vec<Vec<Cell>>> {
     prop::collection::vec(row, 0..40)
 }
 
+/// A merged area: its first data row (0-based among the generated rows) and column, its height
+/// and width.
+#[derive(Debug, Clone, Copy)]
+struct Merge {
+    row: usize,
+    column: usize,
+    height: usize,
+    width: usize,
+}
+
+impl Merge {
+    /// Whether the merge hides the cell: inside the area, and not its first cell.
+    fn hides(&self, row: usize, column: usize) -> bool {
+        let inside = (self.row..self.row + self.height).contains(&row)
+            && (self.column..self.column + self.width).contains(&column);
+        inside && (row, column) != (self.row, self.column)
+    }
+
+    fn overlaps(&self, other: &Merge) -> bool {
+        self.row < other.row + other.height
+            && other.row < self.row + self.height
+            && self.column < other.column + other.width
+            && other.column < self.column + self.width
+    }
+
+    fn reference(&self) -> String {
+        let corner = |row: usize, column: usize| format!("{}{}", column_letter(column), row + 2);
+        format!(
+            "{}:{}",
+            corner(self.row, self.column),
+            corner(self.row + self.height - 1, self.column + self.width - 1)
+        )
+    }
+}
+
+/// Up to three merged areas among 40 rows and 4 columns, none overlapping another (Excel
+/// refuses that); the cells they hide keep their values, as LibreOffice writes them.
+fn merges() -> impl Strategy<Value = Vec<Merge>> {
+    let merge = (0usize..40, 0usize..4, 1usize..=3, 1usize..=2).prop_map(|(row, column, height, width)| Merge {
+        row,
+        column,
+        height,
+        width: width.min(4 - column),
+    });
+    prop::collection::vec(merge, 0..=3).prop_map(|merges| {
+        let mut kept: Vec<Merge> = Vec::new();
+        for merge in merges {
+            if merge.height * merge.width > 1 && !kept.iter().any(|other| other.overlaps(&merge)) {
+                kept.push(merge);
+            }
+        }
+        kept
+    })
+}
+
+/// The rows as the sheet shows them: a cell a merge hides is empty.
+fn shown(rows: &[Vec<Cell>], merges: &[Merge]) -> Vec<Vec<Cell>> {
+    rows.iter()
+        .enumerate()
+        .map(|(row, cells)| {
+            cells
+                .iter()
+                .enumerate()
+                .map(
+                    |(column, cell)| match merges.iter().any(|merge| merge.hides(row, column)) {
+                        true => Cell::Empty,
+                        false => cell.clone(),
+                    },
+                )
+                .collect()
+        })
+        .collect()
+}
+
 fn column_letter(index: usize) -> char {
     (b'A' + index as u8) as char
 }
 
-fn sheet_xml(rows: &[Vec<Cell>]) -> String {
+fn sheet_xml(rows: &[Vec<Cell>], merges: &[Merge]) -> String {
     let header = ["phone", "name", "coupon", "memo"];
     let mut xml = String::from("<row r=\"1\">");
     for (index, title) in header.iter().enumerate() {
@@ -218,8 +296,16 @@ fn sheet_xml(rows: &[Vec<Cell>]) -> String {
             xml.push_str(&format!("<row r=\"{row}\">{body}</row>"));
         }
     }
+    let merged: String = merges
+        .iter()
+        .map(|merge| format!("<mergeCell ref=\"{}\"/>", merge.reference()))
+        .collect();
+    let merged = match merges.len() {
+        0 => String::new(),
+        count => format!("<mergeCells count=\"{count}\">{merged}</mergeCells>"),
+    };
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><worksheet xmlns=\"{MAIN}\"><sheetData>{xml}</sheetData></worksheet>"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><worksheet xmlns=\"{MAIN}\"><sheetData>{xml}</sheetData>{merged}</worksheet>"
     )
 }
 
@@ -340,12 +426,14 @@ proptest! {
     #![proptest_config(common::proptest_config(150))]
 
     #[test]
-    fn a_sheet_gives_one_row_per_non_blank_sheet_row_at_its_number(rows in sheet_rows(), batch in 1usize..7) {
+    fn a_sheet_gives_one_row_per_non_blank_sheet_row_at_its_number(rows in sheet_rows(), merges in merges(), batch in 1usize..7) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("generated.xlsx");
-        std::fs::write(&path, xlsx(&sheet_xml(&rows))).unwrap();
+        std::fs::write(&path, xlsx(&sheet_xml(&rows, &merges))).unwrap();
         let read = read_sheet(&path, batch);
-        let expected: Vec<(u64, &Vec<Cell>)> = rows
+        // What a merge hides is neither a row nor a value.
+        let shown = shown(&rows, &merges);
+        let expected: Vec<(u64, &Vec<Cell>)> = shown
             .iter()
             .enumerate()
             .filter(|(_, cells)| cells.iter().any(Cell::shows_something))
@@ -370,7 +458,7 @@ proptest! {
             for (cell, value) in mapped.iter().zip(values) {
                 match cell {
                     Cell::Text(text) if text.is_empty() => prop_assert_eq!(value, &None),
-                    Cell::Text(text) => prop_assert_eq!(value.as_deref(), Some(text.as_str())),
+                    Cell::Text(text) | Cell::Whitespace(text) => prop_assert_eq!(value.as_deref(), Some(text.as_str())),
                     Cell::Empty => prop_assert_eq!(value, &None),
                     Cell::Number(n) if n.fract() == 0.0 => prop_assert_eq!(value.as_deref().map(String::from), Some(format!("{}", *n as i64))),
                     _ => prop_assert!(value.is_some(), "{:?} has a value", cell),

@@ -55,6 +55,32 @@ fn the_recipients_format_comes_from_the_name_or_the_setting() {
 }
 
 #[test]
+fn a_recipients_file_whose_name_tells_no_format_is_refused_naming_it_and_what_to_do() {
+    let refusal = |path: &str| {
+        parse(&SMS.replace("path = \"people.csv\"", &format!("path = \"{path}\"")))
+            .unwrap_err()
+            .to_string()
+    };
+    // calamine could read it, but this reader does not: the way out is Excel's own "Save As".
+    let binary = refusal("people.xlsb");
+    assert!(
+        binary.contains("/tmp/c/people.xlsb") && binary.contains("Excel binary workbook") && binary.contains(".xlsx"),
+        "{binary}"
+    );
+    for path in ["people.numbers", "people"] {
+        let unknown = refusal(path);
+        assert!(
+            unknown.contains(&format!("/tmp/c/{path}:"))
+                && unknown.contains("recipients.format")
+                && [".csv", ".parquet", ".xlsx", ".xls", ".ods"]
+                    .iter()
+                    .all(|extension| unknown.contains(extension)),
+            "{unknown}"
+        );
+    }
+}
+
+#[test]
 fn a_sheet_is_read_from_spreadsheets_only_and_encoding_from_csv_only() {
     let recipients = |path: &str, extra: &str| {
         parse(&SMS.replace("path = \"people.csv\"", &format!("path = \"{path}\"\n{extra}"))).map(|c| c.recipients)

@@ -146,10 +146,28 @@ impl<'a> Validator<'a> {
         let path = self.resolve(&file.path);
         let format = match file.format.or_else(|| InputFormat::from_path(&path)) {
             Some(format) => format,
+            // calamine reads .xlsb, but 0.38 skips a formula's saved error there (a lookup's #N/A
+            // would read as an empty cell, not a rejected row), and no tool here writes an .xlsb
+            // to test with; Excel converts the file in one step.
+            None if path
+                .extension()
+                .is_some_and(|extension| extension.eq_ignore_ascii_case("xlsb")) =>
+            {
+                return Err(self.error(
+                    "recipients.path",
+                    format!(
+                        "{}: an Excel binary workbook (.xlsb) is not read: in Excel, save it as an Excel workbook (.xlsx) and set recipients.path to that file",
+                        path.display()
+                    ),
+                ))
+            }
             None => {
                 return Err(self.error(
                     "recipients.format",
-                    "cannot tell from the file name: set \"csv\", \"parquet\", \"xlsx\", \"xls\" or \"ods\"",
+                    format!(
+                        "{}: cannot tell the format from the file name: name a file .csv (or .txt, .tsv), .parquet (.pq), .xlsx (.xlsm), .xls or .ods, or set recipients.format to \"csv\", \"parquet\", \"xlsx\", \"xls\" or \"ods\"",
+                        path.display()
+                    ),
                 ))
             }
         };

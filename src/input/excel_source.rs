@@ -4,7 +4,12 @@
 //! is one `RawRow` numbered as the sheet numbers it (header on row 1: the first recipient is row
 //! 2), so a reject can be found in Excel. A blank row (no cell shows anything: each is empty, or
 //! empty text such as a formula's saved `""`) is no recipient, like an empty line in a CSV file,
-//! and its number is skipped; blank rows at the end are no rows. calamine loads the whole sheet
+//! and its number is skipped; blank rows at the end are no rows. A text of only whitespace (a
+//! line break) is not empty, also in an XLSX file that writes it without `xml:space="preserve"`,
+//! which calamine trims to nothing (`sheet_markup` reads it back). A merged area reads as the sheet
+//! shows it: the value in its first cell, the cells it covers empty, also when the file keeps what
+//! they held before the merge (LibreOffice does, in .ods, .xlsx and .xls), so they make no row of
+//! their own and no value. calamine loads the whole sheet
 //! into memory (an `.xlsx` is zipped XML that cannot be read from the middle); rows are still
 //! handed out in batches.
 //!
@@ -20,12 +25,15 @@
 //! Excel cannot show (`not_text`).
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
+use super::sheet_markup::{self, Area};
 use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
 use calamine::{
-    open_workbook_from_rs, Data, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible, Sheets, Xls, Xlsx,
+    open_workbook_from_rs, CellType, Data, Dimensions, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible,
+    Sheets, Xls, Xlsx,
 };
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::ops::RangeInclusive;
@@ -141,6 +149,37 @@ impl Grid {
         })
     }
 
+    /// Cells of empty text that no formula made: where calamine may have trimmed an XLSX text of
+    /// only whitespace to nothing.
+    fn empty_texts(&self) -> HashSet<(u32, u32)> {
+        let (first_row, first_column) = self.values.start().unwrap_or_default();
+        self.values
+            .used_cells()
+            .filter(|(_, _, value)| matches!(value, Data::String(text) if text.is_empty()))
+            .map(|(row, column, _)| (first_row + row as u32, first_column + column as u32))
+            .filter(|&(row, column)| self.formula(row, column).is_none())
+            .collect()
+    }
+
+    /// Empties the cells of `area`: a merge hides them, and the sheet shows none of their content
+    /// (LibreOffice keeps it when asked to, and writes it to .ods, .xlsx and .xls alike).
+    fn hide(&mut self, area: Area) {
+        fn clear<T: CellType + Default + PartialEq>(range: &mut Range<T>, area: Area) {
+            let (Some(start), Some(end)) = (range.start(), range.end()) else {
+                return;
+            };
+            for row in area.first.0.max(start.0)..=area.last.0.min(end.0) {
+                for column in area.first.1.max(start.1)..=area.last.1.min(end.1) {
+                    if range.get_value((row, column)).is_some_and(|cell| *cell != T::default()) {
+                        range.set_value((row, column), T::default());
+                    }
+                }
+            }
+        }
+        clear(&mut self.values, area);
+        clear(&mut self.formulas, area);
+    }
+
     /// The first and last row, and the first and last column, holding anything.
     fn bounds(&self) -> Option<((u32, u32), (u32, u32))> {
         let spans = [
@@ -213,7 +252,26 @@ fn pick_sheet<RS: Read + Seek>(workbook: &Sheets<RS>, wanted: Option<&str>) -> R
     }
 }
 
-fn load(file: BufReader<File>, format: InputFormat, wanted: Option<&str>) -> Result<(String, Grid), LoadError> {
+/// The cells a merged area hides: all but its first (top left), as up to two areas.
+fn hidden_by_merge(merged: Dimensions) -> impl Iterator<Item = Area> {
+    let (first, last) = (merged.start, merged.end);
+    let rest_of_first_row = (last.1 > first.1).then(|| Area {
+        first: (first.0, first.1 + 1),
+        last: (first.0, last.1),
+    });
+    let rows_below = (last.0 > first.0).then(|| Area {
+        first: (first.0 + 1, first.1),
+        last,
+    });
+    rest_of_first_row.into_iter().chain(rows_below)
+}
+
+fn load(
+    path: &Path,
+    file: BufReader<File>,
+    format: InputFormat,
+    wanted: Option<&str>,
+) -> Result<(String, Grid), LoadError> {
     let mut workbook = match format {
         InputFormat::Xlsx => Sheets::Xlsx(open_workbook_from_rs::<Xlsx<_>, _>(file).map_err(calamine::Error::Xlsx)?),
         InputFormat::Xls => Sheets::Xls(open_workbook_from_rs::<Xls<_>, _>(file).map_err(calamine::Error::Xls)?),
@@ -223,7 +281,39 @@ fn load(file: BufReader<File>, format: InputFormat, wanted: Option<&str>) -> Res
     let name = pick_sheet(&workbook, wanted)?;
     let values = workbook.worksheet_range(&name)?;
     let formulas = workbook.worksheet_formula(&name)?;
-    Ok((name, Grid { values, formulas }))
+    let mut grid = Grid { values, formulas };
+    if format == InputFormat::Xlsx {
+        // A cell holding a line break is not an empty cell, whatever calamine made of its text.
+        let empty_texts = grid.empty_texts();
+        if !empty_texts.is_empty() {
+            for (at, text) in
+                sheet_markup::xlsx_whitespace_texts(path, &name, &empty_texts).map_err(LoadError::Unreadable)?
+            {
+                grid.values.set_value(at, Data::String(text));
+            }
+        }
+    }
+    let hidden: Vec<Area> = match &mut workbook {
+        Sheets::Xlsx(xlsx) => {
+            if sheet_markup::xlsx_has_merges(path, &name).map_err(LoadError::Unreadable)? {
+                let merged = xlsx.merge_cells_by_sheet_name(&name).map_err(calamine::Error::Xlsx)?;
+                merged.into_iter().flat_map(hidden_by_merge).collect()
+            } else {
+                Vec::new()
+            }
+        }
+        Sheets::Xls(xls) => {
+            let merged = xls.merge_cells_by_sheet_name(&name).map_err(calamine::Error::Xls)?;
+            merged.into_iter().flat_map(hidden_by_merge).collect()
+        }
+        // calamine says nothing of ODS merges: the covered cells are read from content.xml.
+        Sheets::Ods(_) => sheet_markup::ods_covered(path, &name).map_err(LoadError::Unreadable)?,
+        Sheets::Xlsb(_) => Vec::new(),
+    };
+    for area in hidden {
+        grid.hide(area);
+    }
+    Ok((name, grid))
 }
 
 impl SheetRows {
@@ -244,7 +334,7 @@ impl SheetRows {
         // A damaged file must refuse, naming it, also when the reader panics on it.
         let loaded = crate::contained::catch(|| {
             crate::failpoint::reached("spreadsheet-reader");
-            load(BufReader::new(file), format, sheet)
+            load(path, BufReader::new(file), format, sheet)
         })
         .map_err(refusal)?;
         let (name, grid) = match loaded {

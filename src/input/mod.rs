@@ -17,6 +17,7 @@ pub mod phone_set;
 mod plain_lines;
 mod raw_record;
 mod record_window;
+mod sheet_markup;
 mod thrift_compact;
 
 use crate::campaign::{Encoding, InputFormat};
