@@ -68,7 +68,8 @@ python3 - "$dir/pair-results" <<'PY'
 import statistics, sys
 runs = {"old": [], "new": []}
 for line in open(sys.argv[1]):
-    label, cpu = line.split()[0], float(line.split()[1].split("=")[1].rstrip("us"))
+    label = line.split()[0]
+    cpu = float(line.split("cpu/recipient=")[1].split("us")[0])
     runs[label].append(cpu)
 old, new = statistics.median(runs["old"]), statistics.median(runs["new"])
 print(f"median cpu/recipient: old {old:.3f} us, new {new:.3f} us, new/old {new / old:.3f}")

@@ -123,6 +123,21 @@ fallback_sms = {FALLBACK_PRICE}
         Running::spawn(command, "msgbatch resume").finish()
     }
 
+    /// `resume`, which sends every pending row (exit 0, or 3 when chunks stay uncertain),
+    /// then the at-most-once audit; answers the final status.
+    fn resume_to_the_end(&self, extra: &[&str]) -> Value {
+        let resumed = self.resume(extra);
+        assert!(
+            matches!(resumed.code(), Some(0) | Some(EXIT_INCOMPLETE)),
+            "{}",
+            resumed.stderr
+        );
+        let status = self.status();
+        assert_eq!(status["pending"].as_u64(), Some(0), "{status}");
+        self.assert_at_most_once(&status);
+        status
+    }
+
     /// `msgbatch pause|stop|adjust RUN_DIR ...` from another process.
     fn control(&self, verb: &str, extra: &[&str]) -> Finished {
         let mut command = self.command(&[verb, &self.path(&self.run_dir)]);
@@ -302,15 +317,7 @@ fn kill_9_right_after_a_budget_stop_then_resume_sends_no_number_twice() {
     assert!(fx.billed() <= 1600, "billed ₩{}", fx.billed());
 
     fx.sandbox.set_faults(FaultConfig::default());
-    let resumed = fx.resume(&["--budget", "100000"]);
-    assert!(
-        matches!(resumed.code(), Some(0) | Some(EXIT_INCOMPLETE)),
-        "{}",
-        resumed.stderr
-    );
-    let status = fx.status();
-    assert_eq!(status["pending"].as_u64(), Some(0), "{status}");
-    fx.assert_at_most_once(&status);
+    fx.resume_to_the_end(&["--budget", "100000"]);
 }
 
 #[test]
@@ -339,15 +346,7 @@ fn pause_from_another_process_holds_new_chunks_and_kill_9_while_paused_then_resu
     fx.sandbox.set_faults(FaultConfig::default());
     // A chunk answered within the writer's last 50 ms is still marked in flight on disk: it is
     // uncertain after the kill (its request did reach the sandbox) and is not sent again.
-    let resumed = fx.resume(&[]);
-    assert!(
-        matches!(resumed.code(), Some(0) | Some(EXIT_INCOMPLETE)),
-        "{}",
-        resumed.stderr
-    );
-    let status = fx.status();
-    assert_eq!(status["pending"].as_u64(), Some(0), "{status}");
-    fx.assert_at_most_once(&status);
+    fx.resume_to_the_end(&[]);
     for number in &fx.numbers {
         assert_eq!(
             fx.sandbox.sent().numbers.get(number),
