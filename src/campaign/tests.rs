@@ -233,6 +233,7 @@ template = "ORDER_SHIPPED"
 text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #<VAR1>"
 alter = true
 alter_message = "#<name>님 송장 #<VAR1>"
+callback_no = "0212345678"
 [recipients]
 path = "people.csv"
 name = "name"
@@ -300,8 +301,9 @@ fn a_gateway_notification_and_its_fallback_go_out_in_braces() {
     assert_eq!(request.message, ORDER_SHIPPED);
     assert_eq!(request.alter_message.as_deref(), Some("#{name}님 송장 #{VAR1}"));
     assert_eq!(
-        request.callback_no, None,
-        "the gateway falls back to the channel's number"
+        request.callback_no.as_deref(),
+        Some("0212345678"),
+        "the fallback goes from the campaign's own number"
     );
     assert_eq!(campaign.fallback_text(), Some("#<name>님 송장 #<VAR1>"));
 }
@@ -435,3 +437,19 @@ fn an_empty_text_is_refused_for_every_kind_that_sends_text() {
 }
 
 mod arbitrary;
+
+#[test]
+fn a_gateway_fallback_needs_its_own_sender_number() {
+    let gateway = "kind = \"gateway-alimtalk\"\n[message]\nsender_key = \"k\"\ntemplate = \"T\"\ntext = \"hello\"\nalter = true\n[recipients]\npath = \"people.csv\"\n";
+    let error = parse(gateway).unwrap_err().to_string();
+    assert!(
+        error.contains("message.callback_no") && error.contains("alter = true"),
+        "{error}"
+    );
+    let with_number = gateway.replace("alter = true\n", "alter = true\ncallback_no = \"0212345678\"\n");
+    assert!(parse(&with_number).is_ok());
+    assert!(
+        parse(&gateway.replace("alter = true\n", "")).is_ok(),
+        "without alter, no number needed"
+    );
+}

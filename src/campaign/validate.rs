@@ -318,6 +318,14 @@ impl<'a> Validator<'a> {
                 let text = text.ok_or_else(|| required("message.text"))?;
                 refuses("message.service", file.service.is_some())?;
                 refuses("message.subject", file.subject.is_some())?;
+                // Without a number of its own the gateway may fall back from the channel's or the
+                // group's, or not at all: the report could not say which fallbacks were charged.
+                if alter && file.callback_no.is_none() {
+                    return Err(self.error(
+                        "message.callback_no",
+                        "is required with alter = true for kind gateway-alimtalk: the fallback SMS/LMS goes from this registered number, so the report charges exactly the fallbacks the service sends",
+                    ));
+                }
                 Message::GatewayNotification(GatewayNotification {
                     sender_key,
                     template,
