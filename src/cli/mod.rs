@@ -4,6 +4,7 @@ mod campaign;
 mod control;
 pub mod exit;
 mod manage;
+mod manual;
 mod output;
 pub mod progress;
 mod statement;
@@ -13,7 +14,7 @@ use crate::engine::RunOptions;
 use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
 use anyhow::{Context, Result};
 use chrono::{DateTime, FixedOffset};
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use exit::Exit;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -541,39 +542,13 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             json,
         } => campaign::retry(&run_dir, only, out.as_deref(), json),
         Command::Sandbox(args) => run_sandbox(args).await,
-        Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "msgbatch", &mut std::io::stdout());
-            Ok(Exit::Done)
-        }
-        Command::Man { out } => manual(out.as_deref()),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { out } => manual::pages(out.as_deref()),
         Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,
         Command::Category { service } => manage::category(&client_from(&service)?, service.json).await,
         Command::Channel { action, service } => manage::channel(&client_from(&service)?, action, service.json).await,
         Command::Result { action, service } => manage::result(&client_from(&service)?, action, service.json).await,
     }
-}
-
-/// The manual: the top page on stdout, or every page into `out` (`man -l msgbatch.1` reads one).
-fn manual(out: Option<&std::path::Path>) -> Result<Exit> {
-    let command = Cli::command();
-    let Some(out) = out else {
-        clap_mangen::Man::new(command).render(&mut std::io::stdout())?;
-        return Ok(Exit::Done);
-    };
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let mut pages = vec![("msgbatch.1".to_string(), command.clone())];
-    for sub in command.get_subcommands() {
-        let name = format!("msgbatch-{}", sub.get_name());
-        pages.push((format!("{name}.1"), sub.clone().name(name)));
-    }
-    for (file, page) in pages {
-        let path = out.join(&file);
-        let mut written = Vec::new();
-        clap_mangen::Man::new(page).render(&mut written)?;
-        std::fs::write(&path, written).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {}", path.display());
-    }
-    Ok(Exit::Done)
 }
 
 async fn run_sandbox(args: SandboxArgs) -> Result<Exit> {

@@ -31,6 +31,38 @@ pub struct BudgetReached {
     pub next_chunk: i64,
 }
 
+/// A chunk's part of the spend cap: its worst case, reserved when it was marked; once answered,
+/// what it was charged and what stays reserved (a gateway fallback that may still follow).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkCost {
+    pub worst: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged: Option<i64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kept: i64,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
+}
+
+impl ChunkCost {
+    /// What the chunk counts in the spend: charged and kept once answered, else its worst case
+    /// (in flight or uncertain: nobody knows what it cost).
+    pub fn spend(&self, state: super::checkpoint::ChunkState) -> Spend {
+        match (state, self.charged) {
+            (super::checkpoint::ChunkState::Done, Some(charged)) => Spend {
+                charged,
+                reserved: self.kept,
+            },
+            _ => Spend {
+                charged: 0,
+                reserved: self.worst,
+            },
+        }
+    }
+}
+
 /// The spend of a run, shared by the dispatcher (which reserves) and the senders (which settle).
 pub struct Budget {
     limit: Option<i64>,

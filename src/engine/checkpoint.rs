@@ -6,6 +6,7 @@
 //! plan cut again against it, so a chunk that would now hold other rows is never taken for the one
 //! that was sent.
 
+pub use crate::engine::budget::ChunkCost;
 pub use crate::plan::ChunkKey;
 use crate::plan::{ChunkIdentity, Scan};
 use serde::{Deserialize, Serialize};
@@ -55,38 +56,6 @@ pub struct ChunkRecord {
     /// What the chunk costs, in won, when the campaign gives prices (see [`ChunkCost`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<ChunkCost>,
-}
-
-/// A chunk's part of the spend cap: its worst case, reserved when it was marked; once answered,
-/// what it was charged and what stays reserved (a gateway fallback that may still follow).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChunkCost {
-    pub worst: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub charged: Option<i64>,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub kept: i64,
-}
-
-fn is_zero(value: &i64) -> bool {
-    *value == 0
-}
-
-impl ChunkCost {
-    /// What the chunk counts in the spend: charged and kept once answered, else its worst case
-    /// (in flight or uncertain: nobody knows what it cost).
-    pub fn spend(&self, state: ChunkState) -> crate::engine::budget::Spend {
-        match (state, self.charged) {
-            (ChunkState::Done, Some(charged)) => crate::engine::budget::Spend {
-                charged,
-                reserved: self.kept,
-            },
-            _ => crate::engine::budget::Spend {
-                charged: 0,
-                reserved: self.worst,
-            },
-        }
-    }
 }
 
 /// A [`ChunkRecord`] as read: its identity's fields beside the others, as `flatten` writes them.
