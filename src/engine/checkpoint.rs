@@ -336,7 +336,6 @@ pub struct RunMeta {
 }
 
 const META_KEY: &[u8] = b"meta";
-const BUDGET_KEY: &[u8] = b"budget";
 /// sled's page cache; its default of 1 GB would let memory grow with the size of the run.
 const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
@@ -429,27 +428,6 @@ impl Checkpoint {
         let bytes = serde_json::to_vec(meta).expect("metadata serialises");
         self.db.insert(META_KEY, bytes).map_err(store_error(&self.path))?;
         self.flush()
-    }
-
-    /// The spend cap in force for the run's last start (`None`: prices but no cap), or `None`
-    /// outside when the campaign gives no prices and the run was never priced.
-    pub fn budget(&self) -> Result<Option<Option<i64>>, CheckpointError> {
-        match self.db.get(BUDGET_KEY).map_err(store_error(&self.path))? {
-            None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| CheckpointError::Store {
-                    path: self.path.clone(),
-                    message: format!("budget: {e}"),
-                }),
-        }
-    }
-
-    /// Records the spend cap of this start (durable with the next flush).
-    pub fn put_budget(&self, limit: Option<i64>) -> Result<(), CheckpointError> {
-        let bytes = serde_json::to_vec(&limit).expect("a budget serialises");
-        self.db.insert(BUDGET_KEY, bytes).map_err(store_error(&self.path))?;
-        Ok(())
     }
 
     /// Every chunk record, by key.
@@ -611,5 +589,6 @@ fn durable_log(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(log)
 }
 
+mod budget_limit;
 #[cfg(test)]
 mod tests;

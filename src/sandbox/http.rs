@@ -10,10 +10,10 @@ use crate::api::{Code, ErrorBody, HEADER_API_KEY, HEADER_GROUP_ID};
 use crate::phone::Masked;
 use crate::text::TextLane;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query, Request};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Query};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -23,6 +23,8 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::Notify;
+
+mod refusals;
 
 /// State every handler shares.
 #[derive(Clone)]
@@ -45,9 +47,6 @@ const BRAND_PATH: &str = "/friendTalk/brand";
 /// The largest request body the sandbox reads (the spec shows no limit): axum's own default,
 /// named so that the README can say it and a refusal can quote it.
 const BODY_LIMIT_BYTES: usize = 2 * 1024 * 1024;
-
-/// How much of a refusal's plain-text body is kept as the JSON `message` (axum's are one line).
-const REFUSAL_TEXT_LIMIT: usize = 4 * 1024;
 
 pub(crate) fn router(shared: Shared) -> Router {
     let standard = Router::new()
@@ -83,66 +82,7 @@ pub(crate) fn router(shared: Shared) -> Router {
     // header of its 405 outside its own layers, and the refusal's message names those methods.
     Router::new()
         .fallback_service(routes)
-        .layer(middleware::from_fn(json_refusals))
-}
-
-/// The error shape of the endpoint at `path`: brand answers `status: "error"`, the others `fail`.
-fn error_style(path: &str) -> fn(&str, String) -> Rejection {
-    if path.strip_prefix(STANDARD_PREFIX) == Some(BRAND_PATH) {
-        Rejection::error
-    } else {
-        Rejection::fail
-    }
-}
-
-fn is_json(response: &Response) -> bool {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/json"))
-}
-
-/// Every handler answers JSON, but axum refuses some requests before a handler runs, in plain
-/// text or with no body: a path segment that is not UTF-8 (400), a body over
-/// [`BODY_LIMIT_BYTES`] (413), a method the path does not take (405). The spec says every body
-/// is JSON, so those refusals are rewritten here into the endpoint's error shape, keeping their
-/// status and headers (`Allow`). They come before the credentials are read, as a refusal of an
-/// unknown path does.
-async fn json_refusals(request: Request, next: Next) -> Response {
-    let reject = error_style(request.uri().path());
-    let method = request.method().clone();
-    let response = next.run(request).await;
-    let status = response.status();
-    if is_json(&response) || !(status.is_client_error() || status.is_server_error()) {
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let text = axum::body::to_bytes(body, REFUSAL_TEXT_LIMIT)
-        .await
-        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
-        .unwrap_or_default();
-    let allow = parts.headers.get(header::ALLOW).cloned();
-    let (code, message) = match status {
-        StatusCode::METHOD_NOT_ALLOWED => {
-            let allowed = allow.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default();
-            (
-                "SBX_METHOD_NOT_ALLOWED",
-                format!("{method} is not allowed on this path (it takes {allowed})"),
-            )
-        }
-        StatusCode::PAYLOAD_TOO_LARGE => (
-            "SBX_BODY_TOO_LARGE",
-            format!("request body over {BODY_LIMIT_BYTES} bytes: {text}"),
-        ),
-        _ if status.is_server_error() => ("SBX_INTERNAL", text),
-        _ => ("SBX_BAD_REQUEST", text),
-    };
-    let mut answer = reply_rejection(reject(code, message).with_http(status.as_u16()));
-    if let Some(allow) = allow {
-        answer.headers_mut().insert(header::ALLOW, allow);
-    }
-    answer
+        .layer(middleware::from_fn(refusals::json_refusals))
 }
 
 fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
