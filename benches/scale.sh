@@ -95,7 +95,7 @@ fi
 
 [ "$what" = data ] && { ls -l "$dir"; exit 0; }
 cargo build --release --quiet
-bin=$PWD/target/release/msgbatch
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/msgbatch
 
 if [ "$shape" = simple ]; then
     mapping='name = "name"
