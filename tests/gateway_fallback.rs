@@ -172,3 +172,66 @@ async fn a_group_without_sender_numbers_sends_no_fallback_and_the_record_says_so
     assert_eq!(refunded, 8, "the notification charge is still refunded");
     assert_eq!(ledger.balance, 100_000, "nothing else charged");
 }
+
+/// A gateway campaign with `alter` of the group that has no registered sender number, against a
+/// sandbox process: what the report charges for fallbacks is what the ledger holds.
+#[test]
+fn a_campaign_of_a_group_without_sender_numbers_is_charged_no_fallback_the_report_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let accounts = dir.path().join("accounts.toml");
+    std::fs::write(&accounts, accounts_with_a_group_without_callback_numbers()).unwrap();
+    let sandbox = common::process::SandboxProcess::start_with(&["--accounts", accounts.to_str().unwrap()]);
+    std::fs::write(
+        dir.path().join("people.csv"),
+        format!("phone,name,order\n{},고객,A-1\n", number_ending(1, "93")),
+    )
+    .unwrap();
+    let campaign = |callback: &str| {
+        format!(
+            "kind = \"gateway-alimtalk\"\n{}[credentials]\ngroup_id = \"{BARE_GROUP}\"\n[message]\nsender_key = \"{DEMO_SENDER_KEY}\"\ntemplate = \"ORDER_SHIPPED\"\ntext = \"{ORDER_SHIPPED_TEXT}\"\nalter = true\n{callback}[recipients]\npath = \"people.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"order\" }}\n[prices]\nalimtalk = 8\nfallback_sms = 9\n",
+            sandbox.endpoint_toml()
+        )
+    };
+    let command = || {
+        let mut command = common::process::msgbatch_at(dir.path(), "2026-11-23T11:00:00+09:00");
+        command.env("MSGBATCH_API_KEY", BARE_KEY);
+        command
+    };
+    // Without a number of its own the fallback's sender, and so its charge, would be unknown.
+    std::fs::write(dir.path().join("campaign.toml"), campaign("")).unwrap();
+    let refused = common::process::exec(command(), &["run", "campaign.toml", "--out", "run"]);
+    assert_eq!(refused.code, Some(2), "{}", refused.show());
+    assert!(refused.stderr.contains("message.callback_no"), "{}", refused.show());
+
+    // With one the group has not registered, the service refuses the send: nothing is charged,
+    // and the report charges nothing either.
+    std::fs::write(
+        dir.path().join("campaign.toml"),
+        campaign(&format!("callback_no = \"{DEMO_FIRST_CALLBACK}\"\n")),
+    )
+    .unwrap();
+    let run = common::process::exec(command(), &["run", "campaign.toml", "--out", "run"]);
+    assert_eq!(run.code, Some(1), "the service refused the chunk: {}", run.show());
+    let report = common::process::exec(command(), &["report", "run", "--json"]).json();
+    let bare = msgbatch::client::Client::new(msgbatch::client::ClientConfig::new(
+        sandbox.base_url(),
+        sandbox.gateway_url(),
+        msgbatch::client::ApiKey::new(BARE_KEY),
+        BARE_GROUP,
+    ))
+    .unwrap();
+    let ledger = common::process::SandboxProcess::runtime()
+        .block_on(bare.sandbox_admin(sandbox.root_url()).ledger())
+        .expect("the bare group's ledger");
+    let billed: i64 = ledger.entries.iter().map(|entry| entry.amount).sum();
+    let reported: i64 = report["classes"]
+        .as_object()
+        .map(|classes| {
+            classes
+                .values()
+                .map(|class| class["charged"].as_i64().unwrap_or(0))
+                .sum()
+        })
+        .unwrap_or(0);
+    assert_eq!((billed, reported), (0, 0), "ledger {ledger:?}, report {report:#}");
+}
