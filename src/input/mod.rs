@@ -286,6 +286,17 @@ fn text_problem(text: &str) -> Option<&'static str> {
     text.contains('\0').then_some("contains a NUL byte")
 }
 
+/// A header as an error message lists it: as written, or quoted and escaped when it holds a line
+/// break or another control character (a spreadsheet's wrapped header), so the message stays one
+/// line.
+fn shown(header: &str) -> std::borrow::Cow<'_, str> {
+    if header.chars().any(char::is_control) {
+        std::borrow::Cow::Owned(format!("{header:?}"))
+    } else {
+        std::borrow::Cow::Borrowed(header)
+    }
+}
+
 /// Positions of the wanted columns among `headers` (phone, name, then variables). A wanted
 /// column that appears twice is refused: reading either could send the wrong value.
 fn locate(
@@ -302,7 +313,11 @@ fn locate(
         let first = matching.next().ok_or_else(|| InputError::MissingColumn {
             path: path.to_path_buf(),
             column: name.to_string(),
-            available: headers.join(", "),
+            available: headers
+                .iter()
+                .map(|header| shown(header))
+                .collect::<Vec<_>>()
+                .join(", "),
         })?;
         match matching.next() {
             None => Ok(first),
@@ -350,6 +365,19 @@ pub(crate) mod tests {
             error.contains("\"phone\"") && error.contains("columns 1 and 4"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_missing_column_is_refused_in_one_line_listing_wrapped_headers_escaped() {
+        let error = locate(
+            Path::new("r.xlsx"),
+            &headers(&["전화\r\n번호", "name", "order"]),
+            &spec(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(error.lines().count(), 1, "{error}");
+        assert!(error.ends_with("(columns: \"전화\\r\\n번호\", name, order)"), "{error}");
     }
 
     #[test]
