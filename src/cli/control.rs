@@ -23,12 +23,21 @@ fn is_running(run_dir: &Path) -> Result<bool> {
     }
 }
 
-fn not_running(run_dir: &Path, what: &str, instead: &str) -> anyhow::Error {
-    Refusal(format!(
-        "no msgbatch process is running {dir}: {what} applies to a running campaign. `msgbatch status {dir}` shows where it stands; {instead}",
-        dir = run_dir.display()
-    ))
-    .into()
+/// A command for the process running `run_dir` (see [`command`]); refused, saying what to do
+/// `instead`, when no process runs it.
+async fn command_running(
+    run_dir: &Path,
+    verb: &str,
+    instead: &str,
+    change: impl FnOnce(&mut Controls),
+) -> Result<Option<Snapshot>> {
+    if !is_running(run_dir)? {
+        bail!(Refusal(format!(
+            "no msgbatch process is running {dir}: {verb} applies to a running campaign. `msgbatch status {dir}` shows where it stands; {instead}",
+            dir = run_dir.display()
+        )));
+    }
+    command(run_dir, change).await
 }
 
 /// Sends a command to the process running `run_dir` and waits (a few seconds at most) until its
@@ -67,14 +76,8 @@ fn unconfirmed(run_dir: &Path) -> Exit {
 }
 
 pub async fn pause(run_dir: &Path) -> Result<Exit> {
-    if !is_running(run_dir)? {
-        return Err(not_running(
-            run_dir,
-            "pause",
-            "a stopped run stays as it is until `msgbatch resume`",
-        ));
-    }
-    let Some(snapshot) = command(run_dir, |wanted| wanted.paused = true).await? else {
+    let instead = "a stopped run stays as it is until `msgbatch resume`";
+    let Some(snapshot) = command_running(run_dir, "pause", instead, |wanted| wanted.paused = true).await? else {
         return Ok(unconfirmed(run_dir));
     };
     println!(
@@ -87,14 +90,8 @@ pub async fn pause(run_dir: &Path) -> Result<Exit> {
 }
 
 pub async fn stop(run_dir: &Path) -> Result<Exit> {
-    if !is_running(run_dir)? {
-        return Err(not_running(
-            run_dir,
-            "stop",
-            "it is not running, so there is nothing to stop",
-        ));
-    }
-    let Some(snapshot) = command(run_dir, |wanted| wanted.stopped = true).await? else {
+    let instead = "it is not running, so there is nothing to stop";
+    let Some(snapshot) = command_running(run_dir, "stop", instead, |wanted| wanted.stopped = true).await? else {
         return Ok(unconfirmed(run_dir));
     };
     println!(
@@ -110,17 +107,11 @@ pub async fn adjust(run_dir: &Path, rate: Option<f64>, concurrency: Option<usize
     if rate.is_none() && concurrency.is_none() {
         bail!(Refusal("adjust: give --rate, --concurrency or both".into()));
     }
-    if !is_running(run_dir)? {
-        return Err(not_running(
-            run_dir,
-            "adjust",
-            &format!(
-                "`{} --rate N --concurrency N` continues it at a new pace",
-                resume_command(run_dir)
-            ),
-        ));
-    }
-    let Some(snapshot) = command(run_dir, |wanted| {
+    let instead = format!(
+        "`{} --rate N --concurrency N` continues it at a new pace",
+        resume_command(run_dir)
+    );
+    let Some(snapshot) = command_running(run_dir, "adjust", &instead, |wanted| {
         wanted.rate = rate.or(wanted.rate);
         wanted.concurrency = concurrency.or(wanted.concurrency);
     })

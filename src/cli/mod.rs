@@ -279,32 +279,27 @@ fn start_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
     crate::engine::schedule::parse_start_at(text)
 }
 
-/// A `--budget` in won.
-fn budget(text: &str) -> Result<i64, String> {
-    let amount: i64 = text
-        .trim()
+/// A number flag, or the error that says what was expected.
+fn number<T: std::str::FromStr>(text: &str, expected: &str) -> Result<T, String> {
+    text.trim()
         .replace(['_', ','], "")
         .parse()
-        .map_err(|_| format!("{text:?} is not an amount in won, like 150000"))?;
-    crate::campaign::check_budget(amount)
+        .map_err(|_| format!("{text:?} is not {expected}"))
+}
+
+/// A `--budget` in won.
+fn budget(text: &str) -> Result<i64, String> {
+    crate::campaign::check_budget(number(text, "an amount in won, like 150000")?)
 }
 
 /// A `--rate` in messages per second.
 fn rate(text: &str) -> Result<f64, String> {
-    let rate: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of messages per second"))?;
-    crate::campaign::check_rate(rate)
+    crate::campaign::check_rate(number(text, "a number of messages per second")?)
 }
 
 /// A `--concurrency`.
 fn concurrency(text: &str) -> Result<usize, String> {
-    let concurrency: usize = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of requests"))?;
-    crate::campaign::check_concurrency(concurrency)
+    crate::campaign::check_concurrency(number(text, "a number of requests")?)
 }
 
 /// A month flag like `2026-11`.

@@ -511,8 +511,13 @@ impl Checkpoint {
         let writes: Vec<([u8; 5], Vec<u8>, Vec<u8>)> = completed
             .iter()
             .map(|Completed { key, record, results }| {
+                // The sender counts them already; a caller that did not is counted for here.
+                let statuses = record
+                    .statuses
+                    .clone()
+                    .unwrap_or_else(|| count_statuses(results.iter().map(|r| (r.status.as_str(), r.accepted))));
                 let record = ChunkRecord {
-                    statuses: Some(count_statuses(results.iter().map(|r| (r.status.as_str(), r.accepted)))),
+                    statuses: Some(statuses),
                     ..record.clone()
                 };
                 (

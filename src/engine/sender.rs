@@ -237,7 +237,22 @@ pub(super) async fn send_chunk(
                         let statuses = super::checkpoint::count_statuses(
                             results.iter().map(|result| (result.status.as_str(), result.accepted)),
                         );
-                        let accepted = results.iter().filter(|result| result.accepted).count() as u64;
+                        let accepted = statuses.iter().map(|status| status.accepted).sum::<u64>();
+                        let done = ChunkRecord {
+                            // Counted once, here: the record stores them (see `Checkpoint::complete`).
+                            statuses: Some(statuses.clone()),
+                            ..record(
+                                ChunkState::Done,
+                                attempts,
+                                send_group_id,
+                                None,
+                                Some(ChunkCost {
+                                    worst,
+                                    charged: Some(cost.charged),
+                                    kept: cost.kept,
+                                }),
+                            )
+                        };
                         shared.events.event(&Event::Answered {
                             key: chunk.key,
                             recipients: count,
@@ -248,14 +263,9 @@ pub(super) async fn send_chunk(
                             kept: cost.kept,
                             reserved: worst,
                         });
-                        let cost = ChunkCost {
-                            worst,
-                            charged: Some(cost.charged),
-                            kept: cost.kept,
-                        };
                         Write::Complete {
                             key: chunk.key,
-                            record: record(ChunkState::Done, attempts, send_group_id, None, Some(cost)),
+                            record: done,
                             results,
                         }
                     }
