@@ -4,6 +4,7 @@ pub mod api;
 pub mod campaign;
 pub mod cli;
 pub mod client;
+pub mod console;
 pub mod contained;
 pub mod engine;
 pub mod failpoint;

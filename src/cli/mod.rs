@@ -7,6 +7,7 @@ mod manage;
 mod manual;
 mod output;
 pub mod progress;
+mod serve;
 mod statement;
 
 use crate::client::Client;
@@ -189,6 +190,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The console: campaigns from the browser, with roles, approval and live control.
+    Serve(serve::ServeArgs),
     /// Run the sandbox of both deployments on one listener (standard under /standard, gateway under /gateway).
     Sandbox(SandboxArgs),
     /// Print a shell completion script: `msgbatch completions bash > /etc/bash_completion.d/msgbatch`.
@@ -537,6 +540,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             json,
         } => campaign::retry(&run_dir, only, out.as_deref(), json),
         Command::Sandbox(args) => run_sandbox(args).await,
+        Command::Serve(args) => serve::serve(args).await,
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out } => manual::pages(out.as_deref()),
         Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,

@@ -249,7 +249,8 @@ impl Snapshot {
 /// A running send's snapshot, kept up to date from the run's events and written to
 /// `status.json`: what `status` shows of a run another process holds.
 pub struct Live {
-    run_dir: PathBuf,
+    /// `None`: kept in memory only (the console's live page), never written.
+    run_dir: Option<PathBuf>,
     snapshot: std::sync::Mutex<Snapshot>,
     /// One write of `status.json` at a time: they share the name written aside.
     writing: std::sync::Mutex<()>,
@@ -258,10 +259,26 @@ pub struct Live {
 impl Live {
     pub fn new(run_dir: &Path, start: Status) -> Live {
         Live {
-            run_dir: run_dir.to_path_buf(),
+            run_dir: Some(run_dir.to_path_buf()),
             snapshot: std::sync::Mutex::new(Snapshot::of(start)),
             writing: std::sync::Mutex::new(()),
         }
+    }
+
+    /// A snapshot kept in memory from the events, for a front end that shows it as it changes.
+    pub fn in_memory() -> Live {
+        Live {
+            run_dir: None,
+            snapshot: std::sync::Mutex::new(Snapshot::of(Status::default())),
+            writing: std::sync::Mutex::new(()),
+        }
+    }
+
+    /// The snapshot as the events so far made it.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut snapshot = self.snapshot.lock().expect("live status lock").clone();
+        snapshot.live = true;
+        snapshot
     }
 
     fn change(&self, lane: Lane, change: impl FnOnce(&mut LaneStatus)) {
@@ -278,10 +295,9 @@ impl Live {
 
     /// Replaces the run directory's snapshot with the status as it is now.
     pub fn write(&self) -> std::io::Result<()> {
+        let Some(run_dir) = &self.run_dir else { return Ok(()) };
         let _one_at_a_time = self.writing.lock().expect("live write lock");
-        let mut snapshot = self.snapshot.lock().expect("live status lock").clone();
-        snapshot.live = true;
-        write_snapshot(&self.run_dir, snapshot)
+        write_snapshot(run_dir, self.snapshot())
     }
 }
 
@@ -416,10 +432,11 @@ impl Live {
     /// Leaves the final status of the run in `status.json` (not live), with the last control
     /// command it read: a controller waiting for a stop to be read sees it even after the end.
     pub fn write_final(&self, status: &Status) -> std::io::Result<()> {
+        let Some(run_dir) = &self.run_dir else { return Ok(()) };
         let _one_at_a_time = self.writing.lock().expect("live write lock");
         let control = self.snapshot.lock().expect("live status lock").control.clone();
         write_snapshot(
-            &self.run_dir,
+            run_dir,
             Snapshot {
                 control,
                 ..Snapshot::of(status.clone())

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod console;
 pub mod process;
 
 use msgbatch::client::{ApiKey, Client, ClientConfig, SandboxAdmin};

@@ -1,0 +1,263 @@
+//! Who is asking: argon2id passwords, session cookies, the CSRF token of every state-changing form, roles, and the sign-in rate limit.
+
+use super::error::ConsoleError;
+use super::store::{Role, Session, User};
+use super::words::Words;
+use super::Shared;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+/// A session ends after this long without a request.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// A one-time sign-in link works for this long.
+pub const LINK_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
+pub const MIN_PASSWORD_CHARS: usize = 10;
+/// Failed sign-ins allowed per user name, and per address, within [`SIGN_IN_WINDOW`].
+const SIGN_IN_FAILURES_PER_NAME: usize = 5;
+const SIGN_IN_FAILURES_PER_ADDRESS: usize = 20;
+const SIGN_IN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Forms are small; uploads have their own limit.
+const FORM_LIMIT: usize = 256 * 1024;
+
+pub fn random_token() -> String {
+    use rand::Rng;
+    let bytes: [u8; 32] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// argon2id with the crate's defaults (19 MiB, 2 passes), as OWASP recommends.
+pub fn hash_password(password: &str) -> Result<String, ConsoleError> {
+    use rand::Rng;
+    let salt_bytes: [u8; 16] = rand::rng().random();
+    let salt = SaltString::encode_b64(&salt_bytes).map_err(ConsoleError::internal)?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(ConsoleError::internal)
+}
+
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash)
+        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+        .unwrap_or(false)
+}
+
+/// The password rule, in one place.
+pub fn check_new_password(password: &str, again: &str) -> Result<(), ConsoleError> {
+    if password != again {
+        return Err(ConsoleError::Invalid(
+            "the two passwords differ: type the same password twice".into(),
+        ));
+    }
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(ConsoleError::Invalid(format!(
+            "a password needs at least {MIN_PASSWORD_CHARS} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Compares two tokens in time that does not depend on where they differ.
+pub fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A cookie's value from the request.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// A person with a live session.
+pub struct Signed {
+    pub user: User,
+    pub token: String,
+    pub session: Session,
+    pub words: &'static Words,
+}
+
+impl Signed {
+    /// Refuses unless the person's role is at least `role`, naming both.
+    pub fn require(&self, role: Role) -> Result<(), ConsoleError> {
+        if self.user.role >= role {
+            Ok(())
+        } else {
+            Err(ConsoleError::Forbidden(format!(
+                "this needs the role {} or above; you are {} ({}). Ask an administrator.",
+                role.as_str(),
+                self.user.name,
+                self.user.role.as_str()
+            )))
+        }
+    }
+
+    pub fn can(&self, role: Role) -> bool {
+        self.user.role >= role
+    }
+}
+
+impl FromRequestParts<Shared> for Signed {
+    type Rejection = ConsoleError;
+
+    async fn from_request_parts(parts: &mut Parts, console: &Shared) -> Result<Signed, ConsoleError> {
+        let token = cookie(&parts.headers, console.cookie_name())
+            .ok_or(ConsoleError::SignIn)?
+            .to_string();
+        let mut session = console.store.session(&token)?.ok_or(ConsoleError::SignIn)?;
+        let now = unix_now();
+        if now - session.last_seen > IDLE_TIMEOUT.as_secs() as i64 {
+            console.store.remove_session(&token)?;
+            return Err(ConsoleError::SignIn);
+        }
+        let user = console.store.user(&session.user)?.ok_or(ConsoleError::SignIn)?;
+        if user.disabled {
+            console.store.remove_session(&token)?;
+            return Err(ConsoleError::SignIn);
+        }
+        // Written at most once a minute: a page's requests do not each write the database.
+        if now - session.last_seen >= 60 {
+            session.last_seen = now;
+            console.store.put_session(&token, &session)?;
+        }
+        Ok(Signed {
+            user,
+            token,
+            session,
+            words: console.words_for(&parts.headers),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfField {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// A state-changing form from a signed-in person, its CSRF token checked against the session.
+pub struct Posted<T> {
+    pub signed: Signed,
+    pub form: T,
+}
+
+impl<T: DeserializeOwned> FromRequest<Shared> for Posted<T> {
+    type Rejection = ConsoleError;
+
+    async fn from_request(request: Request, console: &Shared) -> Result<Posted<T>, ConsoleError> {
+        let (mut parts, body) = request.into_parts();
+        let signed = Signed::from_request_parts(&mut parts, console).await?;
+        let bytes = axum::body::to_bytes(body, FORM_LIMIT)
+            .await
+            .map_err(|_| ConsoleError::TooLarge("the form is too large".into()))?;
+        let field: CsrfField = serde_urlencoded::from_bytes(&bytes).map_err(|_| ConsoleError::Csrf)?;
+        if !same_token(&field.csrf, &signed.session.csrf) {
+            return Err(ConsoleError::Csrf);
+        }
+        let form = serde_urlencoded::from_bytes(&bytes)
+            .map_err(|error| ConsoleError::Invalid(format!("the form could not be read: {error}")))?;
+        Ok(Posted { signed, form })
+    }
+}
+
+/// Failed sign-ins by user name and by address, forgotten after [`SIGN_IN_WINDOW`].
+#[derive(Default)]
+pub struct SignInLimiter {
+    failures: parking_lot::Mutex<HashMap<String, Vec<Instant>>>,
+}
+
+impl SignInLimiter {
+    fn keys(name: &str, address: IpAddr) -> [(String, usize); 2] {
+        [
+            (format!("name:{}", name.to_lowercase()), SIGN_IN_FAILURES_PER_NAME),
+            (format!("address:{address}"), SIGN_IN_FAILURES_PER_ADDRESS),
+        ]
+    }
+
+    /// Refuses before the password is even checked once the limit is reached.
+    pub fn check(&self, name: &str, address: IpAddr) -> Result<(), ConsoleError> {
+        let mut failures = self.failures.lock();
+        let now = Instant::now();
+        for (key, limit) in Self::keys(name, address) {
+            if let Some(times) = failures.get_mut(&key) {
+                times.retain(|time| now.duration_since(*time) < SIGN_IN_WINDOW);
+                if times.len() >= limit {
+                    return Err(ConsoleError::TooMany(format!(
+                        "too many failed sign-ins: wait {} minutes, or ask an administrator for a new sign-in link",
+                        SIGN_IN_WINDOW.as_secs() / 60
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn failed(&self, name: &str, address: IpAddr) {
+        let mut failures = self.failures.lock();
+        for (key, _) in Self::keys(name, address) {
+            failures.entry(key).or_default().push(Instant::now());
+        }
+    }
+
+    pub fn succeeded(&self, name: &str, address: IpAddr) {
+        self.failures.lock().remove(&Self::keys(name, address)[0].0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_hash_is_argon2id_and_checks_only_its_password() {
+        let hash = hash_password("correct horse battery").unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify_password("correct horse battery", &hash));
+        assert!(!verify_password("correct horse batterx", &hash));
+        assert!(!verify_password("x", "not a hash"));
+    }
+
+    #[test]
+    fn the_limiter_refuses_after_five_failures_of_one_name() {
+        let limiter = SignInLimiter::default();
+        let address: IpAddr = "127.0.0.1".parse().unwrap();
+        for _ in 0..SIGN_IN_FAILURES_PER_NAME {
+            limiter.check("Mina", address).unwrap();
+            limiter.failed("Mina", address);
+        }
+        assert!(limiter.check("mina", address).is_err());
+        assert!(limiter.check("other", address).is_ok());
+    }
+
+    #[test]
+    fn cookies_are_found_by_exact_name() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::COOKIE, "a_x=1; a=2".parse().unwrap());
+        assert_eq!(cookie(&headers, "a"), Some("2"));
+        assert_eq!(cookie(&headers, "b"), None);
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token("abc", "abc"));
+        assert!(!same_token("abc", "abd"));
+        assert!(!same_token("abc", "ab"));
+    }
+}

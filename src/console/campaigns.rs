@@ -1,0 +1,337 @@
+//! A console campaign: its record in `console.db` (state, check, approval, run) and its folder `campaigns/ID/` (campaign.toml and the uploaded files under generated names).
+
+use super::error::ConsoleError;
+use super::store::Store;
+use crate::campaign::Campaign;
+use crate::plan::Scan;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where a campaign is on its way; see DESIGN.md ("The console").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Draft,
+    Checked,
+    AwaitingApproval,
+    Approved,
+    /// Sending, paused or waiting for its start: a run this process drives.
+    Sending,
+    Done,
+    Stopped,
+    /// Uncertain or pending recipients left.
+    Incomplete,
+    /// The console ended while it sent; never resumed by itself.
+    Interrupted,
+}
+
+impl State {
+    pub const ALL: [State; 9] = [
+        State::Draft,
+        State::Checked,
+        State::AwaitingApproval,
+        State::Approved,
+        State::Sending,
+        State::Done,
+        State::Stopped,
+        State::Incomplete,
+        State::Interrupted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Draft => "draft",
+            State::Checked => "checked",
+            State::AwaitingApproval => "awaiting_approval",
+            State::Approved => "approved",
+            State::Sending => "sending",
+            State::Done => "done",
+            State::Stopped => "stopped",
+            State::Incomplete => "incomplete",
+            State::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<State> {
+        State::ALL.into_iter().find(|state| state.as_str() == text)
+    }
+
+    /// Whether the campaign's settings and files may still change (a change voids check and approval).
+    pub fn editable(self) -> bool {
+        matches!(
+            self,
+            State::Draft | State::Checked | State::AwaitingApproval | State::Approved
+        )
+    }
+
+    /// Whether a run directory exists for it.
+    pub fn has_run(self) -> bool {
+        matches!(
+            self,
+            State::Sending | State::Done | State::Stopped | State::Incomplete | State::Interrupted
+        )
+    }
+}
+
+/// One message as the check page shows it (from the engine's preview).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PreviewView {
+    pub lane: String,
+    pub row: u64,
+    pub phone: String,
+    pub chosen: String,
+    pub billing_class: String,
+    pub length: String,
+    pub text: String,
+    pub fallback: Option<String>,
+}
+
+/// What a check found, bound to the fingerprint of the files it read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckRecord {
+    pub fingerprint: String,
+    pub at: String,
+    pub by: String,
+    pub seconds: f64,
+    /// The file was refused as a whole (named); nothing else below is then known.
+    pub refusal: Option<String>,
+    pub scan: Option<Scan>,
+    pub chunks: Vec<(String, u64)>,
+    pub previews: Vec<PreviewView>,
+    /// Won: the estimate without fallbacks, and at most with every fallback.
+    pub estimate: Option<i64>,
+    pub worst_case: Option<i64>,
+    pub budget: Option<i64>,
+    pub quiet_hours_now: Option<String>,
+}
+
+impl CheckRecord {
+    /// Whether the campaign may go on to approval: read, balanced, within its budget.
+    pub fn passed(&self) -> bool {
+        let Some(scan) = &self.scan else { return false };
+        scan.balanced()
+            && scan.valid > 0
+            && match (self.estimate, self.budget) {
+                (Some(estimate), Some(budget)) => estimate <= budget,
+                _ => true,
+            }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Approval {
+    pub by: String,
+    pub at: String,
+    /// The files and settings the approver saw.
+    pub fingerprint: String,
+    pub estimate: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub started_by: String,
+    pub started_at: String,
+    pub start_at: Option<String>,
+    /// How the last send of it ended, in words.
+    pub end: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CampaignRecord {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub state: State,
+    pub author: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub updated_by: String,
+    /// Stored names inside the campaign folder, and the names the files had on the uploader's disk.
+    pub recipients: Option<StoredFile>,
+    pub suppression: Option<StoredFile>,
+    pub check: Option<CheckRecord>,
+    pub submitted_by: Option<String>,
+    pub approval: Option<Approval>,
+    pub run: Option<RunRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredFile {
+    pub stored: String,
+    pub original: String,
+    pub bytes: u64,
+}
+
+pub const CAMPAIGN_FILE: &str = "campaign.toml";
+
+/// The workspace's folders.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub root: PathBuf,
+}
+
+impl Workspace {
+    pub fn campaign_dir(&self, id: &str) -> PathBuf {
+        self.root.join("campaigns").join(id)
+    }
+
+    pub fn campaign_file(&self, id: &str) -> PathBuf {
+        self.campaign_dir(id).join(CAMPAIGN_FILE)
+    }
+
+    pub fn run_dir(&self, id: &str) -> PathBuf {
+        self.root.join("runs").join(id)
+    }
+
+    pub fn tests_dir(&self) -> PathBuf {
+        self.root.join("tests")
+    }
+
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.root.join("uploads")
+    }
+
+    pub fn create(&self) -> std::io::Result<()> {
+        for dir in ["campaigns", "runs", "tests", "uploads"] {
+            crate::files::create_private_dir(&self.root.join(dir))?;
+        }
+        Ok(())
+    }
+
+    /// Loads the campaign as the engine will run it.
+    pub fn load(&self, id: &str) -> Result<Campaign, ConsoleError> {
+        Campaign::load(&self.campaign_file(id)).map_err(|error| ConsoleError::Invalid(error.to_string()))
+    }
+
+    /// The fingerprint a check and an approval bind: the settings and every file the run reads.
+    pub fn fingerprint(&self, record: &CampaignRecord) -> Result<String, ConsoleError> {
+        let dir = self.campaign_dir(&record.id);
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut names = vec![CAMPAIGN_FILE.to_string()];
+        names.extend(record.recipients.iter().map(|file| file.stored.clone()));
+        names.extend(record.suppression.iter().map(|file| file.stored.clone()));
+        for name in names {
+            hasher.update(name.as_bytes());
+            let mut file = std::fs::File::open(dir.join(&name)).map_err(ConsoleError::from_io)?;
+            let mut buffer = vec![0u8; 1 << 20];
+            loop {
+                let read = std::io::Read::read(&mut file, &mut buffer).map_err(ConsoleError::from_io)?;
+                if read == 0 {
+                    break;
+                }
+                hasher.update(&buffer[..read]);
+            }
+        }
+        Ok(format!("{:032x}", hasher.digest128()))
+    }
+}
+
+/// The campaign text with the console's file names in place of the uploader's paths, and no
+/// output folder of its own (the console puts the run in `runs/ID`).
+pub fn with_stored_paths(
+    text: &str,
+    recipients: Option<&StoredFile>,
+    suppression: Option<&StoredFile>,
+) -> Result<String, ConsoleError> {
+    let mut table: toml::Table =
+        toml::from_str(text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))?;
+    table.remove("output");
+    let section = table
+        .entry("recipients")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let Some(section) = section.as_table_mut() else {
+        return Err(ConsoleError::Invalid(
+            "campaign.toml: `recipients` must be a table".into(),
+        ));
+    };
+    if let Some(file) = recipients {
+        section.insert("path".into(), toml::Value::String(file.stored.clone()));
+    }
+    match suppression {
+        Some(file) => {
+            section.insert("suppression".into(), toml::Value::String(file.stored.clone()));
+        }
+        None => {
+            section.remove("suppression");
+        }
+    }
+    toml::to_string(&table).map_err(ConsoleError::internal)
+}
+
+/// Sets the mapped columns (and the sheet) in the campaign text.
+pub fn with_columns(text: &str, phone: &str, name: &str, sheet: &str) -> Result<String, ConsoleError> {
+    let mut table: toml::Table =
+        toml::from_str(text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))?;
+    let section = table
+        .entry("recipients")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let Some(section) = section.as_table_mut() else {
+        return Err(ConsoleError::Invalid(
+            "campaign.toml: `recipients` must be a table".into(),
+        ));
+    };
+    for (key, value) in [("phone", phone), ("name", name), ("sheet", sheet)] {
+        if value.is_empty() {
+            section.remove(key);
+        } else {
+            section.insert(key.into(), toml::Value::String(value.into()));
+        }
+    }
+    toml::to_string(&table).map_err(ConsoleError::internal)
+}
+
+/// A campaign's id: its time and a random part, safe as a folder name.
+pub fn new_id() -> String {
+    let now = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("{now}-{}", &random[..8])
+}
+
+/// Whether an id is one the console made (so it can name a folder).
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 40 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// Loads a campaign record, or 404.
+pub fn find(store: &Store, id: &str) -> Result<CampaignRecord, ConsoleError> {
+    if !valid_id(id) {
+        return Err(ConsoleError::NotFound);
+    }
+    store.campaign(id)?.ok_or(ConsoleError::NotFound)
+}
+
+pub fn now_text() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The relative path a stored file has in the campaign folder.
+pub fn stored_path(dir: &Path, file: &StoredFile) -> PathBuf {
+    dir.join(&file.stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_paths_replace_the_uploaders_and_drop_the_output_folder() {
+        let text = "name = \"x\"\n[recipients]\npath = \"/home/a/list.csv\"\nsuppression = \"../s.csv\"\n[output]\ndir = \"/tmp\"\n";
+        let recipients = StoredFile {
+            stored: "recipients.csv".into(),
+            original: "list.csv".into(),
+            bytes: 1,
+        };
+        let out = with_stored_paths(text, Some(&recipients), None).unwrap();
+        let table: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(table["recipients"]["path"].as_str(), Some("recipients.csv"));
+        assert!(table["recipients"].get("suppression").is_none());
+        assert!(table.get("output").is_none());
+    }
+
+    #[test]
+    fn ids_are_folder_names() {
+        assert!(valid_id(&new_id()));
+        assert!(!valid_id("../x"));
+        assert!(!valid_id(""));
+    }
+}

@@ -1,0 +1,148 @@
+//! The check page's findings: `msgbatch validate` with previews, through the engine's own function, kept with the fingerprint of what it read; and the rejected rows, a page at a time.
+
+use super::campaigns::{CampaignRecord, CheckRecord, PreviewView, Workspace};
+use super::error::ConsoleError;
+use crate::campaign::quiet::{now_kst, QuietWindow};
+use crate::campaign::Campaign;
+use crate::engine::{self, events::Ignore};
+use crate::preview::{MessagePreview, Previews};
+use std::path::{Path, PathBuf};
+
+/// Messages shown per lane, besides the longest.
+const PREVIEWS_PER_LANE: usize = 2;
+pub const REJECTS_PER_PAGE: usize = 50;
+
+pub fn rejects_path(workspace: &Workspace, id: &str) -> PathBuf {
+    workspace.campaign_dir(id).join("rejects.csv")
+}
+
+/// Checks a campaign's files as `validate --preview` does. A file refused as a whole is a
+/// finding, not an error: the page names it.
+pub fn check(workspace: &Workspace, record: &CampaignRecord, by: &str) -> Result<CheckRecord, ConsoleError> {
+    let fingerprint = workspace.fingerprint(record)?;
+    let started = std::time::Instant::now();
+    let campaign = workspace.load(&record.id)?;
+    let rejects = rejects_path(workspace, &record.id);
+    let mut previews = Previews::new(&campaign, PREVIEWS_PER_LANE);
+    let found = if record.recipients.is_none() {
+        Err("no recipients file yet: upload one on the edit page".to_string())
+    } else {
+        engine::validate_with(&campaign, &rejects, &Ignore, |row| previews.see(row)).map_err(|error| {
+            let text: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
+            crate::phone::mask_phones(&text.join(": ")).into_owned()
+        })
+    };
+    let mut record = CheckRecord {
+        fingerprint,
+        at: super::campaigns::now_text(),
+        by: by.to_string(),
+        seconds: 0.0,
+        refusal: None,
+        scan: None,
+        chunks: Vec::new(),
+        previews: Vec::new(),
+        estimate: None,
+        worst_case: None,
+        budget: campaign.send.budget,
+        quiet_hours_now: quiet_hours_now(&campaign),
+    };
+    match found {
+        Err(refusal) => record.refusal = Some(refusal),
+        Ok(scan) => {
+            record.chunks = campaign
+                .lanes()
+                .into_iter()
+                .map(|lane| {
+                    (
+                        lane.as_str().to_string(),
+                        scan.chunks_in(lane, campaign.send.chunk_size),
+                    )
+                })
+                .collect();
+            record.estimate = scan.estimated_charge.as_ref().map(|charge| charge.values().sum());
+            record.worst_case = scan.worst_case_charge;
+            record.previews = previews.finish().into_values().flatten().map(preview_view).collect();
+            record.scan = Some(scan);
+        }
+    }
+    record.seconds = started.elapsed().as_secs_f64();
+    Ok(record)
+}
+
+fn quiet_hours_now(campaign: &Campaign) -> Option<String> {
+    let window = QuietWindow::for_campaign(campaign)?;
+    let now = now_kst().ok()?;
+    window.contains(now).then(|| {
+        format!(
+            "{} now: {} (quiet_hours = {:?})",
+            window.describe(),
+            window.reason,
+            campaign.send.quiet_hours
+        )
+    })
+}
+
+fn preview_view(message: MessagePreview) -> PreviewView {
+    let length = match (message.chars, message.bytes) {
+        (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
+        (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
+        _ => "filled at the service".into(),
+    };
+    let text = match message.text {
+        Some(text) => text,
+        None => {
+            let vars: Vec<String> = message.variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("(the service's template, with {})", vars.join(", "))
+        }
+    };
+    PreviewView {
+        lane: message.lane.as_str().to_string(),
+        row: message.row,
+        phone: message.phone,
+        chosen: message.chosen.to_string(),
+        billing_class: message.billing_class.to_string(),
+        length,
+        text,
+        fallback: message.fallback.map(|fallback| {
+            format!(
+                "{} ({} bytes EUC-KR): {}",
+                fallback.class, fallback.bytes, fallback.text
+            )
+        }),
+    }
+}
+
+/// One rejected row as the page lists it: rejects.csv's own columns, phone masked.
+pub struct RejectLine {
+    pub cells: Vec<String>,
+}
+
+/// The header and one page of rejects.csv; whether more follow.
+pub fn rejects_page(path: &Path, page: usize) -> Result<(Vec<String>, Vec<RejectLine>, bool), ConsoleError> {
+    let mut reader = match csv::ReaderBuilder::new().flexible(true).from_path(path) {
+        Ok(reader) => reader,
+        Err(_) => return Ok((Vec::new(), Vec::new(), false)),
+    };
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(ConsoleError::internal)?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut lines = Vec::new();
+    let mut more = false;
+    for (index, record) in reader.records().enumerate().skip(page * REJECTS_PER_PAGE) {
+        if index >= (page + 1) * REJECTS_PER_PAGE {
+            more = true;
+            break;
+        }
+        let record = record.map_err(ConsoleError::internal)?;
+        lines.push(RejectLine {
+            cells: record
+                .iter()
+                .map(|cell| crate::phone::mask_phones(cell).into_owned())
+                .collect(),
+        });
+    }
+    Ok((header, lines, more))
+}

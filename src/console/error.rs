@@ -1,0 +1,120 @@
+//! The console's one error type, and the one place that turns it into a status code and a page that says what to do (an internal error shows only an id; its detail goes to the log).
+
+use askama::Template;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// No session, or it ended: the person signs in again.
+    #[error("sign in first")]
+    SignIn,
+    /// Signed in, but the role or the rule forbids it; says which.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The form's CSRF token is missing or not the session's.
+    #[error("this form is out of date or did not come from this console: reload the page and try again")]
+    Csrf,
+    /// The `Host` header is not one the console serves (DNS rebinding, a wrong address).
+    #[error("this console does not answer to the host {0:?}: open it at its own address")]
+    WrongHost(String),
+    #[error("not found")]
+    NotFound,
+    /// What was sent cannot be used; says what to change.
+    #[error("{0}")]
+    Invalid(String),
+    /// The campaign is not in a state that allows it (already started, changed since).
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    TooMany(String),
+    #[error("{0}")]
+    TooLarge(String),
+    /// Anything else: logged with an id; the page shows only the id.
+    #[error("internal error")]
+    Internal(anyhow::Error),
+}
+
+impl ConsoleError {
+    pub fn internal(error: impl std::fmt::Display) -> ConsoleError {
+        ConsoleError::Internal(anyhow::anyhow!("{error}"))
+    }
+
+    pub fn from_io(error: std::io::Error) -> ConsoleError {
+        ConsoleError::Internal(error.into())
+    }
+
+    pub fn from_sled(error: sled::Error) -> ConsoleError {
+        ConsoleError::Internal(error.into())
+    }
+
+    fn status(&self) -> StatusCode {
+        match self {
+            ConsoleError::SignIn => StatusCode::SEE_OTHER,
+            ConsoleError::Forbidden(_) | ConsoleError::Csrf => StatusCode::FORBIDDEN,
+            ConsoleError::WrongHost(_) => StatusCode::MISDIRECTED_REQUEST,
+            ConsoleError::NotFound => StatusCode::NOT_FOUND,
+            ConsoleError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ConsoleError::Conflict(_) => StatusCode::CONFLICT,
+            ConsoleError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+            ConsoleError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ConsoleError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// An engine or workspace error the person can act on is shown as it is; anything else is internal.
+impl From<anyhow::Error> for ConsoleError {
+    fn from(error: anyhow::Error) -> ConsoleError {
+        let refusal = error.chain().any(|cause| {
+            cause.is::<crate::engine::Refusal>()
+                || cause.is::<crate::campaign::CampaignError>()
+                || cause.is::<crate::plan::PlanError>()
+                || cause.is::<crate::input::InputError>()
+        });
+        if refusal {
+            let text: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
+            ConsoleError::Invalid(crate::phone::mask_phones(&text.join(": ")).into_owned())
+        } else {
+            ConsoleError::Internal(error)
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/error.html")]
+struct ErrorPage<'a> {
+    title: &'a str,
+    message: String,
+    id: Option<String>,
+}
+
+impl IntoResponse for ConsoleError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if let ConsoleError::SignIn = self {
+            return (status, [(header::LOCATION, "/signin")]).into_response();
+        }
+        let (title, message, id) = match &self {
+            ConsoleError::Internal(error) => {
+                let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+                tracing::error!(
+                    "console error {id}: {}",
+                    crate::phone::mask_phones(&format!("{error:#}"))
+                );
+                (
+                    "Something went wrong · 오류",
+                    "The console could not do this. Tell your administrator the error id below: the console's log holds the detail.".to_string(),
+                    Some(id),
+                )
+            }
+            ConsoleError::NotFound => ("Not found · 없음", "There is no such page or file.".to_string(), None),
+            other => ("Refused · 거부됨", other.to_string(), None),
+        };
+        let page = ErrorPage { title, message, id };
+        match page.render() {
+            Ok(body) => (status, super::pages::html_headers(), body).into_response(),
+            Err(_) => (status, "error").into_response(),
+        }
+    }
+}

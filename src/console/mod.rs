@@ -1,0 +1,248 @@
+//! `msgbatch serve`: the console, a second face on the engine's library for marketing teams in a browser (see DESIGN.md, "The console").
+//!
+//! It never re-implements a rule of the CLI: the check is the engine's `validate`, a start is the
+//! engine's `run`, the live page reads the engine's events, the results are `report`'s files. The
+//! server takes its listener and shutdown signal as arguments, so the tests run the same code.
+
+pub mod auth;
+pub mod campaigns;
+mod check;
+mod demo;
+pub mod error;
+mod guard;
+mod headers;
+mod pages;
+mod runner;
+pub mod store;
+mod tls;
+pub mod words;
+
+use anyhow::{bail, Context, Result};
+use auth::SignInLimiter;
+use campaigns::Workspace;
+use error::ConsoleError;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use store::{Role, SignInLink, Store, User};
+use tokio::net::TcpListener;
+
+pub use tls::TlsFiles;
+
+/// How `msgbatch serve` was asked to run.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub workspace: PathBuf,
+    pub listen: SocketAddr,
+    pub tls: Option<TlsFiles>,
+    /// `--behind-proxy --public-url URL`: a proxy terminates TLS and forwards to `listen`.
+    pub public_url: Option<String>,
+    pub lang: Option<crate::report::Lang>,
+    /// Upload cap in bytes, and the cap on a spreadsheet's decompressed size.
+    pub max_upload: u64,
+    pub max_unpacked: u64,
+    /// Nobody approves their own campaign (on by default).
+    pub two_person: bool,
+    pub demo: bool,
+}
+
+impl ServeOptions {
+    pub fn new(workspace: PathBuf) -> ServeOptions {
+        ServeOptions {
+            workspace,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            tls: None,
+            public_url: None,
+            lang: None,
+            max_upload: 2 << 30,
+            max_unpacked: 4 << 30,
+            two_person: true,
+            demo: false,
+        }
+    }
+}
+
+/// The console's state, shared by every request.
+pub struct Console {
+    pub store: Store,
+    pub workspace: Workspace,
+    pub hosts: Vec<String>,
+    /// Served over HTTPS (TLS here or at the proxy): cookies are `Secure` and `__Host-`.
+    pub secure: bool,
+    pub base_url: String,
+    pub lang: Option<&'static words::Words>,
+    pub runs: runner::Runs,
+    pub limiter: SignInLimiter,
+    /// One campaign state change at a time: two "start"s pressed at once start one run.
+    pub transitions: tokio::sync::Mutex<()>,
+    pub max_upload: u64,
+    pub max_unpacked: u64,
+    pub two_person: bool,
+}
+
+pub type Shared = Arc<Console>;
+
+impl Console {
+    pub fn cookie_name(&self) -> &'static str {
+        if self.secure {
+            "__Host-msgbatch"
+        } else {
+            "msgbatch"
+        }
+    }
+
+    pub fn words_for(&self, headers: &axum::http::HeaderMap) -> &'static words::Words {
+        words::for_request(self.lang, headers)
+    }
+
+    pub fn report_lang(&self) -> crate::report::Lang {
+        match self.lang.map(|words| words.lang) {
+            Some("ko") => crate::report::Lang::Ko,
+            _ => crate::report::Lang::En,
+        }
+    }
+
+    /// A one-time sign-in link for a user.
+    pub fn sign_in_link(&self, user: &str) -> Result<String, ConsoleError> {
+        let token = auth::random_token();
+        self.store.put_link(
+            &token,
+            &SignInLink {
+                user: user.to_string(),
+                expires: auth::unix_now() + auth::LINK_LIFETIME.as_secs() as i64,
+            },
+        )?;
+        Ok(format!("{}/welcome/{token}", self.base_url))
+    }
+}
+
+/// A console ready to serve: its workspace opened, the address it answers to known.
+pub struct Prepared {
+    pub console: Shared,
+    pub listener: TcpListener,
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The first admin's one-time sign-in link, on an empty workspace.
+    pub first_link: Option<String>,
+    pub interrupted: usize,
+}
+
+/// Opens the workspace and binds the listener; refuses an address off loopback without TLS or a
+/// declared proxy.
+pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
+    if !options.listen.ip().is_loopback() && options.tls.is_none() && options.public_url.is_none() {
+        bail!(crate::engine::Refusal(format!(
+            "refusing to serve on {} without TLS: passwords and phone numbers would cross the network in clear. Give --tls-cert and --tls-key, or --behind-proxy --public-url https://… when a proxy terminates TLS, or listen on 127.0.0.1",
+            options.listen
+        )));
+    }
+    if let Some(url) = &options.public_url {
+        if !url.starts_with("https://") {
+            bail!(crate::engine::Refusal(format!(
+                "--public-url must be an https:// address (the proxy's), not {url}"
+            )));
+        }
+    }
+    let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
+    crate::files::create_private_dir(&options.workspace)
+        .with_context(|| format!("cannot create the workspace {}", options.workspace.display()))?;
+    let workspace = Workspace {
+        root: options.workspace.clone(),
+    };
+    workspace.create().context("cannot create the workspace's folders")?;
+    let store = Store::open(&options.workspace.join("console.db")).map_err(|error| anyhow::anyhow!("{error:#}"))?;
+    let listener = TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.listen))?;
+    let address = listener.local_addr()?;
+    let secure = tls.is_some() || options.public_url.is_some();
+    let base_url = match &options.public_url {
+        Some(url) => url.trim_end_matches('/').to_string(),
+        None => format!(
+            "{}://{}",
+            if tls.is_some() { "https" } else { "http" },
+            match address.ip() {
+                std::net::IpAddr::V4(ip) if ip.is_loopback() => format!("localhost:{}", address.port()),
+                _ => address.to_string(),
+            }
+        ),
+    };
+    let console = Arc::new(Console {
+        store,
+        workspace,
+        hosts: guard::served_hosts(address, options.public_url.as_deref()),
+        secure,
+        base_url,
+        lang: options.lang.map(|lang| match lang {
+            crate::report::Lang::Ko => &words::KO,
+            crate::report::Lang::En => &words::EN,
+        }),
+        runs: runner::Runs::default(),
+        limiter: SignInLimiter::default(),
+        transitions: tokio::sync::Mutex::new(()),
+        max_upload: options.max_upload,
+        max_unpacked: options.max_unpacked,
+        two_person: options.two_person,
+    });
+    let interrupted = runner::mark_interrupted(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
+    let first_link = first_admin(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
+    if options.demo {
+        demo::fill(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
+    }
+    Ok(Prepared {
+        console,
+        listener,
+        tls,
+        first_link,
+        interrupted,
+    })
+}
+
+/// On an empty workspace: the user `admin`, with a one-time link to set its password.
+fn first_admin(console: &Console) -> Result<Option<String>, ConsoleError> {
+    if !console.store.users()?.is_empty() {
+        return Ok(None);
+    }
+    console.store.put_user(&User {
+        name: "admin".into(),
+        role: Role::Admin,
+        password_hash: None,
+        disabled: false,
+        created_at: campaigns::now_text(),
+    })?;
+    console
+        .store
+        .audit("console", "first start", None, "made the user admin")?;
+    console.sign_in_link("admin").map(Some)
+}
+
+/// Serves until `shutdown` completes.
+pub async fn run(prepared: Prepared, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+    let router = pages::router(prepared.console.clone());
+    tls::serve(prepared.listener, prepared.tls, router, shutdown).await
+}
+
+/// `msgbatch serve`: prints where it listens (and the first sign-in link), then serves until Ctrl-C.
+pub async fn serve(options: ServeOptions) -> Result<()> {
+    let prepared = prepare(&options).await?;
+    let console = prepared.console.clone();
+    println!("msgbatch console: {}", console.base_url);
+    println!("workspace: {}", options.workspace.display());
+    if prepared.interrupted > 0 {
+        println!(
+            "{} campaign(s) were sending when the console last ended: they are `interrupted`; an approver resumes them",
+            prepared.interrupted
+        );
+    }
+    if let Some(link) = &prepared.first_link {
+        println!("first sign-in (user admin, works once, for 24 hours): {link}");
+    }
+    run(prepared, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    if console.runs.any() {
+        println!("campaigns still sending are left resumable (`interrupted` at the next start)");
+    }
+    Ok(())
+}

@@ -1,0 +1,424 @@
+//! Campaign pages: the list with its state filter, a new campaign (kind, settings, files), the overview with what can be done next, and the edit form (any change voids the check and the approval).
+
+use super::uploads::{self, Upload};
+use super::{render, to, Me};
+use crate::console::auth::Signed;
+use crate::console::campaigns::{self, CampaignRecord, State};
+use crate::console::error::ConsoleError;
+use crate::console::store::{AuditEntry, Role};
+use crate::console::words::Words;
+use crate::console::Shared;
+use askama::Template;
+use axum::extract::{Multipart, Path, Query, State as Console};
+use axum::response::Response;
+use serde::Deserialize;
+
+/// The state shown: a campaign this process sends is `paused` or `scheduled` while it is.
+pub fn shown_state(console: &Shared, record: &CampaignRecord) -> &'static str {
+    if record.state == State::Sending {
+        match console.runs.get(&record.id) {
+            Some(run) => match run.board.view().phase {
+                "paused" => "paused",
+                "scheduled" => "scheduled",
+                _ => "sending",
+            },
+            None => "interrupted",
+        }
+    } else {
+        record.state.as_str()
+    }
+}
+
+pub struct Row {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub state: &'static str,
+    pub rows: String,
+    pub sent: String,
+    pub spend: String,
+    pub author: String,
+    pub updated: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/campaigns.html")]
+struct ListPage {
+    w: &'static Words,
+    me: Me,
+    rows: Vec<Row>,
+    filter: String,
+    states: Vec<&'static str>,
+    can_edit: bool,
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    state: String,
+}
+
+pub async fn list(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, ConsoleError> {
+    let mut records: Vec<CampaignRecord> = console.store.campaigns()?;
+    records.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    let mut rows = Vec::new();
+    for record in records {
+        let state = shown_state(&console, &record);
+        if !query.state.is_empty() && query.state != state {
+            continue;
+        }
+        let (sent, spend) = progress(&console, &record);
+        rows.push(Row {
+            rows: record
+                .check
+                .as_ref()
+                .and_then(|check| check.scan.as_ref())
+                .map(|scan| scan.rows.to_string())
+                .unwrap_or_else(|| "–".into()),
+            sent,
+            spend,
+            id: record.id,
+            name: record.name,
+            kind: record.kind,
+            state,
+            author: record.author,
+            updated: record.updated_at,
+        });
+    }
+    let mut states: Vec<&'static str> = State::ALL.iter().map(|state| state.as_str()).collect();
+    states.insert(5, "paused");
+    states.insert(5, "scheduled");
+    render(ListPage {
+        w: signed.words,
+        can_edit: signed.can(Role::Editor),
+        me: Me::of(&signed),
+        rows,
+        filter: query.state,
+        states,
+    })
+}
+
+/// Sent so far, and charged against the budget, from the live board or the run's checkpoint.
+fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
+    if let Some(run) = console.runs.get(&record.id) {
+        let view = run.board.view();
+        return (view.sent.to_string(), spend_text(view.charged, view.budget));
+    }
+    if record.state.has_run() {
+        if let Ok(status) = crate::engine::status(&console.workspace.run_dir(&record.id)) {
+            let budget = status.budget.unwrap_or_default();
+            return (
+                status.sent.to_string(),
+                spend_text(status.budget.map(|b| b.charged), budget.limit),
+            );
+        }
+    }
+    let budget = record.check.as_ref().and_then(|check| check.budget);
+    ("0".into(), spend_text(None, budget))
+}
+
+fn spend_text(charged: Option<i64>, budget: Option<i64>) -> String {
+    match budget {
+        Some(limit) => format!("{} / {}", super::won_opt(charged), super::won(limit)),
+        None => super::won_opt(charged),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/new.html")]
+struct NewPage {
+    w: &'static Words,
+    me: Me,
+    kinds: Vec<(&'static str, &'static str)>,
+}
+
+/// A starting campaign file per kind, filled in on the edit page.
+pub const STARTERS: [(&str, &str); 6] = [
+    ("alimtalk", include_str!("../../../samples/alimtalk.toml")),
+    ("brand", include_str!("../../../samples/brand.toml")),
+    ("text", include_str!("../../../samples/text.toml")),
+    ("sms", include_str!("../../../samples/sms.toml")),
+    ("lms", include_str!("../../../samples/lms.toml")),
+    (
+        "gateway-alimtalk",
+        include_str!("../../../samples/gateway-alimtalk.toml"),
+    ),
+];
+
+pub async fn new_form(signed: Signed) -> Result<Response, ConsoleError> {
+    signed.require(Role::Editor)?;
+    render(NewPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        kinds: STARTERS.to_vec(),
+    })
+}
+
+/// Places the uploaded recipients and suppression files in the campaign folder.
+fn place_files(
+    console: &Shared,
+    upload: &mut Upload,
+    dir: &std::path::Path,
+    record: &mut CampaignRecord,
+) -> Result<bool, ConsoleError> {
+    let mut changed = false;
+    if let Some(received) = upload.files.remove("recipients") {
+        if let Some(old) = &record.recipients {
+            let _ = std::fs::remove_file(dir.join(&old.stored));
+        }
+        record.recipients = Some(uploads::place(console, received, dir, "recipients")?);
+        changed = true;
+    }
+    if let Some(received) = upload.files.remove("suppression") {
+        if let Some(old) = &record.suppression {
+            let _ = std::fs::remove_file(dir.join(&old.stored));
+        }
+        record.suppression = Some(uploads::place(console, received, dir, "suppression")?);
+        changed = true;
+    }
+    if upload.field("remove_suppression") == "on" {
+        if let Some(old) = record.suppression.take() {
+            let _ = std::fs::remove_file(dir.join(&old.stored));
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+/// Writes campaign.toml from the settings given, with the stored file names, and loads it as the
+/// engine will; the error names the setting.
+fn write_settings(console: &Shared, record: &CampaignRecord, text: &str) -> Result<(), ConsoleError> {
+    let text = campaigns::with_stored_paths(text, record.recipients.as_ref(), record.suppression.as_ref())?;
+    let path = console.workspace.campaign_file(&record.id);
+    std::io::Write::write_all(
+        &mut crate::files::create_private(&path).map_err(ConsoleError::from_io)?,
+        text.as_bytes(),
+    )
+    .map_err(ConsoleError::from_io)?;
+    Ok(())
+}
+
+pub async fn create(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    form: Multipart,
+) -> Result<Response, ConsoleError> {
+    signed.require(Role::Editor)?;
+    let mut upload = uploads::receive(&console, &signed, form).await?;
+    let settings = match upload.files.remove("campaign_file") {
+        Some(received) => std::fs::read_to_string(&received.temporary)
+            .map_err(|_| ConsoleError::Invalid(format!("{} is not UTF-8 text", received.original)))?,
+        None => {
+            let kind = upload.field("kind");
+            STARTERS
+                .iter()
+                .find(|(name, _)| *name == kind)
+                .map(|(_, text)| text.to_string())
+                .ok_or_else(|| ConsoleError::Invalid("choose a kind, or upload a campaign file".into()))?
+        }
+    };
+    let mut settings: toml::Table =
+        toml::from_str(&settings).map_err(|error| ConsoleError::Invalid(format!("campaign file: {error}")))?;
+    let name = upload.field("name").trim().to_string();
+    if !name.is_empty() {
+        settings.insert("name".into(), toml::Value::String(name));
+    }
+    let id = campaigns::new_id();
+    let dir = console.workspace.campaign_dir(&id);
+    crate::files::create_private_dir(&dir).map_err(ConsoleError::from_io)?;
+    let now = campaigns::now_text();
+    let mut record = CampaignRecord {
+        id: id.clone(),
+        name: String::new(),
+        kind: String::new(),
+        state: State::Draft,
+        author: signed.user.name.clone(),
+        created_at: now.clone(),
+        updated_at: now,
+        updated_by: signed.user.name.clone(),
+        recipients: None,
+        suppression: None,
+        check: None,
+        submitted_by: None,
+        approval: None,
+        run: None,
+    };
+    let made = (|| {
+        place_files(&console, &mut upload, &dir, &mut record)?;
+        let text = toml::to_string(&settings).map_err(ConsoleError::internal)?;
+        write_settings(&console, &record, &text)
+    })();
+    if let Err(error) = made {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(error);
+    }
+    (record.name, record.kind) = name_and_kind(&settings);
+    console.store.put_campaign(&id, &record)?;
+    let files: Vec<&str> = [record.recipients.as_ref(), record.suppression.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(|file| file.original.as_str())
+        .collect();
+    console
+        .store
+        .audit(&signed.user.name, "created", Some(&id), &files.join(", "))?;
+    Ok(to(format!("/campaigns/{id}/edit")))
+}
+
+fn name_and_kind(settings: &toml::Table) -> (String, String) {
+    let text = |key: &str| settings.get(key).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    (text("name"), text("kind"))
+}
+
+#[derive(Template)]
+#[template(path = "console/campaign.html")]
+struct OverviewPage {
+    w: &'static Words,
+    me: Me,
+    c: CampaignRecord,
+    state: &'static str,
+    settings: String,
+    history: Vec<AuditEntry>,
+    can_edit: bool,
+    can_approve: bool,
+    own: bool,
+    two_person: bool,
+    estimate: String,
+    uncertain: u64,
+}
+
+pub async fn overview(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    let record = campaigns::find(&console.store, &id)?;
+    let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
+    let uncertain = if matches!(record.state, State::Interrupted | State::Incomplete | State::Stopped) {
+        crate::engine::status(&console.workspace.run_dir(&id))
+            .map(|status| status.uncertain)
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let estimate = super::won_opt(record.check.as_ref().and_then(|check| check.estimate));
+    render(OverviewPage {
+        w: signed.words,
+        state: shown_state(&console, &record),
+        settings,
+        history: console.store.audit_log(Some(&id), 50)?,
+        can_edit: signed.can(Role::Editor),
+        can_approve: signed.can(Role::Approver),
+        own: record.author == signed.user.name || record.submitted_by.as_deref() == Some(&signed.user.name),
+        two_person: console.two_person,
+        estimate,
+        uncertain,
+        me: Me::of(&signed),
+        c: record,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "console/edit.html")]
+struct EditPage {
+    w: &'static Words,
+    me: Me,
+    c: CampaignRecord,
+    settings: String,
+    columns: Vec<String>,
+    sheets: Vec<String>,
+    phone: String,
+    name: String,
+    sheet: String,
+}
+
+pub async fn edit_form(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    signed.require(Role::Editor)?;
+    let record = campaigns::find(&console.store, &id)?;
+    let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
+    let table: toml::Table = toml::from_str(&settings).unwrap_or_default();
+    let mapped = |key: &str| {
+        table
+            .get("recipients")
+            .and_then(|section| section.get(key))
+            .and_then(|value| value.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let (sheets, columns) = match &record.recipients {
+        Some(file) => {
+            let path = campaigns::stored_path(&console.workspace.campaign_dir(&id), file);
+            let sheet = mapped("sheet");
+            tokio::task::spawn_blocking(move || super::super::headers::read(&path, &sheet))
+                .await
+                .map_err(ConsoleError::internal)?
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    render(EditPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        phone: mapped("phone"),
+        name: mapped("name"),
+        sheet: mapped("sheet"),
+        c: record,
+        settings,
+        columns,
+        sheets,
+    })
+}
+
+pub async fn edit(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+    form: Multipart,
+) -> Result<Response, ConsoleError> {
+    signed.require(Role::Editor)?;
+    let mut upload = uploads::receive(&console, &signed, form).await?;
+    let _transition = console.transitions.lock().await;
+    let mut record = campaigns::find(&console.store, &id)?;
+    if !record.state.editable() {
+        return Err(ConsoleError::Conflict(format!(
+            "this campaign is {}: its settings and files no longer change. Use \"retry failed\" for a new draft.",
+            record.state.as_str()
+        )));
+    }
+    let dir = console.workspace.campaign_dir(&id);
+    place_files(&console, &mut upload, &dir, &mut record)?;
+    let mut text = upload.field("settings").to_string();
+    if upload.fields.contains_key("phone") {
+        text = campaigns::with_columns(
+            &text,
+            upload.field("phone"),
+            upload.field("name"),
+            upload.field("sheet"),
+        )?;
+    }
+    let settings: toml::Table =
+        toml::from_str(&text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))?;
+    write_settings(&console, &record, &text)?;
+    (record.name, record.kind) = name_and_kind(&settings);
+    void_check(&mut record, &signed.user.name);
+    console.store.put_campaign(&id, &record)?;
+    console.store.audit(&signed.user.name, "edited", Some(&id), "")?;
+    Ok(to(format!("/campaigns/{id}")))
+}
+
+/// Any change sends the campaign back to draft: the check and the approval bound the old files.
+pub fn void_check(record: &mut CampaignRecord, by: &str) {
+    record.state = State::Draft;
+    record.check = None;
+    record.approval = None;
+    record.submitted_by = None;
+    record.updated_at = campaigns::now_text();
+    record.updated_by = by.to_string();
+}

@@ -1,0 +1,417 @@
+//! The way to sending: check (what `validate` finds), test send, submit, approve (not one's own), and start with the estimate typed out; each step re-reads the files' fingerprint, so a change since voids it.
+
+use super::{render, to, Me};
+use crate::console::auth::{Posted, Signed};
+use crate::console::campaigns::{self, Approval, CampaignRecord, CheckRecord, State};
+use crate::console::check::{self, RejectLine};
+use crate::console::error::ConsoleError;
+use crate::console::runner::{self, Launch};
+use crate::console::store::Role;
+use crate::console::words::Words;
+use crate::console::Shared;
+use crate::engine::test_send::{TestSend, TestSendOptions};
+use askama::Template;
+use axum::extract::{Path, Query, State as Console};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct Empty {}
+
+#[derive(Template)]
+#[template(path = "console/check.html")]
+struct CheckPage {
+    w: &'static Words,
+    me: Me,
+    c: CampaignRecord,
+    check: Option<CheckRecord>,
+    current: bool,
+    header: Vec<String>,
+    rejects: Vec<RejectLine>,
+    page: usize,
+    more: bool,
+    estimate: String,
+    worst_case: String,
+    budget: String,
+    over_budget: bool,
+    can_edit: bool,
+}
+
+#[derive(Deserialize)]
+pub struct PageQuery {
+    #[serde(default)]
+    page: usize,
+}
+
+pub async fn check_page(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+    Query(query): Query<PageQuery>,
+) -> Result<Response, ConsoleError> {
+    let record = campaigns::find(&console.store, &id)?;
+    let (header, rejects, more) = check::rejects_page(&check::rejects_path(&console.workspace, &id), query.page)?;
+    let current = match &record.check {
+        Some(check) => {
+            let workspace = console.workspace.clone();
+            let probe = record.clone();
+            let now = tokio::task::spawn_blocking(move || workspace.fingerprint(&probe))
+                .await
+                .map_err(ConsoleError::internal)??;
+            now == check.fingerprint
+        }
+        None => false,
+    };
+    let check = record.check.clone();
+    let estimate = check.as_ref().and_then(|check| check.estimate);
+    let budget = check.as_ref().and_then(|check| check.budget);
+    render(CheckPage {
+        w: signed.words,
+        can_edit: signed.can(Role::Editor),
+        me: Me::of(&signed),
+        estimate: super::won_opt(estimate),
+        worst_case: super::won_opt(check.as_ref().and_then(|check| check.worst_case)),
+        budget: super::won_opt(budget),
+        over_budget: matches!((estimate, budget), (Some(e), Some(b)) if e > b),
+        check,
+        current,
+        c: record,
+        header,
+        rejects,
+        page: query.page,
+        more,
+    })
+}
+
+/// Runs the check (the engine's `validate`, with previews) and keeps what it found.
+pub async fn run_check(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<Empty>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Editor)?;
+    let record = campaigns::find(&console.store, &id)?;
+    if !record.state.editable() {
+        return Err(ConsoleError::Conflict(format!(
+            "this campaign is {}: there is nothing left to check",
+            record.state.as_str()
+        )));
+    }
+    let workspace = console.workspace.clone();
+    let by = signed.user.name.clone();
+    let found = tokio::task::spawn_blocking(move || check::check(&workspace, &record, &by))
+        .await
+        .map_err(ConsoleError::internal)??;
+    let _transition = console.transitions.lock().await;
+    let mut record = campaigns::find(&console.store, &id)?;
+    if !record.state.editable() {
+        return Err(ConsoleError::Conflict(
+            "the campaign was started while it was checked".into(),
+        ));
+    }
+    let summary = match (&found.refusal, &found.scan) {
+        (Some(refusal), _) => format!("refused: {refusal}"),
+        (None, Some(scan)) => format!(
+            "rows {} = valid {} + rejected {} + duplicates {} + suppressed {}",
+            scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed
+        ),
+        _ => String::new(),
+    };
+    record.state = if found.passed() { State::Checked } else { State::Draft };
+    record.approval = None;
+    record.submitted_by = None;
+    record.check = Some(found);
+    record.updated_at = campaigns::now_text();
+    record.updated_by = signed.user.name.clone();
+    console.store.put_campaign(&id, &record)?;
+    console.store.audit(&signed.user.name, "checked", Some(&id), &summary)?;
+    Ok(to(format!("/campaigns/{id}/check")))
+}
+
+pub async fn rejects_download(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    campaigns::find(&console.store, &id)?;
+    let bytes = tokio::fs::read(check::rejects_path(&console.workspace, &id))
+        .await
+        .map_err(|_| ConsoleError::NotFound)?;
+    console
+        .store
+        .audit(&signed.user.name, "downloaded", Some(&id), "rejects.csv (check)")?;
+    Ok(attachment("rejects.csv", "text/csv; charset=utf-8", bytes))
+}
+
+pub fn attachment(name: &str, content_type: &'static str, body: impl axum::response::IntoResponse) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type.to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+#[derive(Deserialize)]
+pub struct TestForm {
+    #[serde(default)]
+    numbers: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/test_send.html")]
+struct TestPage {
+    w: &'static Words,
+    me: Me,
+    c: CampaignRecord,
+    sent: TestSend,
+}
+
+/// Sends the check's chosen messages to a few numbers, through the engine's test send.
+pub async fn test_send(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<TestForm>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Editor)?;
+    let record = campaigns::find(&console.store, &id)?;
+    let campaign = console.workspace.load(&id)?;
+    let numbers: Vec<String> = posted
+        .form
+        .numbers
+        .split([',', '\n', ';'])
+        .map(str::trim)
+        .filter(|number| !number.is_empty())
+        .map(str::to_string)
+        .collect();
+    let options = TestSendOptions {
+        to: numbers,
+        rows: None,
+        out: Some(
+            console
+                .workspace
+                .tests_dir()
+                .join(format!("{id}-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S%3f"))),
+        ),
+    };
+    let sent = crate::engine::test_send::send_test(
+        &campaign,
+        &options,
+        &crate::engine::Control::new(),
+        std::sync::Arc::new(crate::engine::events::Ignore),
+    )
+    .await?;
+    let answers: Vec<String> = sent
+        .messages
+        .iter()
+        .flat_map(|message| message.answers.iter())
+        .map(|answer| format!("{} {}", answer.to, answer.status.as_deref().unwrap_or(answer.outcome)))
+        .collect();
+    console
+        .store
+        .audit(&signed.user.name, "test send", Some(&id), &answers.join(", "))?;
+    render(TestPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        c: record,
+        sent,
+    })
+}
+
+/// The check must be of the files as they are now; otherwise the campaign goes back to draft.
+async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) -> Result<String, ConsoleError> {
+    let workspace = console.workspace.clone();
+    let probe = record.clone();
+    let now = tokio::task::spawn_blocking(move || workspace.fingerprint(&probe))
+        .await
+        .map_err(ConsoleError::internal)??;
+    let checked = record.check.as_ref().map(|check| check.fingerprint.clone());
+    if checked.as_deref() != Some(now.as_str()) {
+        super::campaign::void_check(record, by);
+        console.store.put_campaign(&record.id, record)?;
+        console
+            .store
+            .audit(by, "voided", Some(&record.id), "the files changed since the check")?;
+        return Err(ConsoleError::Conflict(
+            "the campaign's files changed since they were checked: it is a draft again. Check it again.".into(),
+        ));
+    }
+    Ok(now)
+}
+
+pub async fn submit(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<Empty>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Editor)?;
+    let _transition = console.transitions.lock().await;
+    let mut record = campaigns::find(&console.store, &id)?;
+    if record.state != State::Checked {
+        return Err(ConsoleError::Conflict(format!(
+            "only a checked campaign is submitted; this one is {}",
+            record.state.as_str()
+        )));
+    }
+    still_current(&console, &mut record, &signed.user.name).await?;
+    record.state = State::AwaitingApproval;
+    record.submitted_by = Some(signed.user.name.clone());
+    record.updated_at = campaigns::now_text();
+    record.updated_by = signed.user.name.clone();
+    console.store.put_campaign(&id, &record)?;
+    console.store.audit(&signed.user.name, "submitted", Some(&id), "")?;
+    Ok(to(format!("/campaigns/{id}")))
+}
+
+pub async fn approve(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<Empty>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Approver)?;
+    let _transition = console.transitions.lock().await;
+    let mut record = campaigns::find(&console.store, &id)?;
+    if record.state != State::AwaitingApproval {
+        return Err(ConsoleError::Conflict(format!(
+            "only a campaign awaiting approval is approved; this one is {}",
+            record.state.as_str()
+        )));
+    }
+    let own = record.author == signed.user.name || record.submitted_by.as_deref() == Some(&signed.user.name);
+    if console.two_person && own {
+        return Err(ConsoleError::Forbidden(
+            "nobody approves their own campaign: another approver must approve it".into(),
+        ));
+    }
+    let fingerprint = still_current(&console, &mut record, &signed.user.name).await?;
+    let estimate = record.check.as_ref().and_then(|check| check.estimate);
+    record.approval = Some(Approval {
+        by: signed.user.name.clone(),
+        at: campaigns::now_text(),
+        fingerprint,
+        estimate,
+    });
+    record.state = State::Approved;
+    record.updated_at = campaigns::now_text();
+    record.updated_by = signed.user.name.clone();
+    console.store.put_campaign(&id, &record)?;
+    console
+        .store
+        .audit(&signed.user.name, "approved", Some(&id), &super::won_opt(estimate))?;
+    Ok(to(format!("/campaigns/{id}")))
+}
+
+#[derive(Deserialize)]
+pub struct StartForm {
+    #[serde(default)]
+    amount: String,
+    #[serde(default)]
+    start_at: String,
+}
+
+/// The typed amount, read as a person types it: `1,234`, `₩1,234` and `1234` are the same.
+pub fn typed_amount(text: &str) -> Option<i64> {
+    let digits: String = text.chars().filter(|c| !matches!(c, ',' | '₩' | ' ' | '원')).collect();
+    digits.parse().ok()
+}
+
+pub async fn start(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<StartForm>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Approver)?;
+    let start_at = match posted.form.start_at.trim() {
+        "" => None,
+        text => Some(
+            chrono::DateTime::parse_from_rfc3339(text)
+                .or_else(|_| chrono::DateTime::parse_from_str(&format!("{text}:00"), "%Y-%m-%dT%H:%M%:z:%S"))
+                .map_err(|_| {
+                    ConsoleError::Invalid(format!(
+                        "the start time {text:?} is not a time with its offset, like 2026-12-01T10:00+09:00"
+                    ))
+                })?,
+        ),
+    };
+    let _transition = console.transitions.lock().await;
+    let mut record = campaigns::find(&console.store, &id)?;
+    if record.state != State::Approved {
+        return Err(ConsoleError::Conflict(format!(
+            "only an approved campaign starts; this one is {}",
+            shown(&console, &record)
+        )));
+    }
+    let fingerprint = still_current(&console, &mut record, &signed.user.name).await?;
+    let approval = record
+        .approval
+        .clone()
+        .ok_or(ConsoleError::Conflict("no approval".into()))?;
+    if approval.fingerprint != fingerprint {
+        super::campaign::void_check(&mut record, &signed.user.name);
+        console.store.put_campaign(&id, &record)?;
+        return Err(ConsoleError::Conflict(
+            "the campaign changed since it was approved: it is a draft again".into(),
+        ));
+    }
+    // Without prices there is no amount: the number of recipients is typed instead.
+    let (expected, expected_text) = match approval.estimate {
+        Some(estimate) => (estimate, super::won(estimate)),
+        None => {
+            let valid = record
+                .check
+                .as_ref()
+                .and_then(|check| check.scan.as_ref())
+                .map_or(0, |scan| scan.valid);
+            (valid as i64, format!("{valid} (recipients)"))
+        }
+    };
+    if typed_amount(&posted.form.amount) != Some(expected) {
+        return Err(ConsoleError::Invalid(format!(
+            "type the estimated total, {expected_text}, to start: what was typed ({:?}) is not it",
+            posted.form.amount
+        )));
+    }
+    record.state = State::Sending;
+    record.run = Some(runner::run_record(&signed.user.name, start_at.as_ref()));
+    record.updated_at = campaigns::now_text();
+    record.updated_by = signed.user.name.clone();
+    // On disk before the run starts: a console killed from here on shows it `interrupted`.
+    console.store.put_campaign(&id, &record)?;
+    console.store.audit(
+        &signed.user.name,
+        "started",
+        Some(&id),
+        &match &start_at {
+            Some(at) => format!("scheduled for {}", at.to_rfc3339()),
+            None => super::won_opt(approval.estimate),
+        },
+    )?;
+    runner::launch(&console, &record, Launch::Start { start_at })?;
+    Ok(to(format!("/campaigns/{id}/live")))
+}
+
+fn shown(console: &Shared, record: &CampaignRecord) -> &'static str {
+    super::campaign::shown_state(console, record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::typed_amount;
+
+    #[test]
+    fn an_amount_is_read_as_people_type_it() {
+        assert_eq!(typed_amount("₩1,234"), Some(1234));
+        assert_eq!(typed_amount("1234원"), Some(1234));
+        assert_eq!(typed_amount("1 234"), Some(1234));
+        assert_eq!(typed_amount("12x"), None);
+        assert_eq!(typed_amount(""), None);
+    }
+}

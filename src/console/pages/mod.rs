@@ -1,0 +1,135 @@
+//! The console's routes, and what every page shares: the signed-in person's bar, rendering, the embedded assets.
+
+mod campaign;
+mod flow;
+mod people;
+mod results;
+mod uploads;
+
+use super::auth::Signed;
+use super::error::ConsoleError;
+use super::guard;
+use super::words::Words;
+use super::Shared;
+use askama::Template;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+/// The person's bar on every page.
+pub struct Me {
+    pub name: String,
+    pub role: &'static str,
+    pub csrf: String,
+    pub admin: bool,
+}
+
+impl Me {
+    pub fn of(signed: &Signed) -> Me {
+        Me {
+            name: signed.user.name.clone(),
+            role: signed.user.role.as_str(),
+            csrf: signed.session.csrf.clone(),
+            admin: signed.can(super::store::Role::Admin),
+        }
+    }
+}
+
+pub fn html_headers() -> [(HeaderName, HeaderValue); 1] {
+    [(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    )]
+}
+
+/// A rendered page.
+pub fn render(page: impl Template) -> Result<Response, ConsoleError> {
+    let body = page.render().map_err(ConsoleError::internal)?;
+    Ok((html_headers(), body).into_response())
+}
+
+/// After a form: back to a page (303, so a reload does not post again).
+pub fn to(path: String) -> Response {
+    Redirect::to(&path).into_response()
+}
+
+pub fn router(console: Shared) -> Router {
+    let upload_limit = usize::try_from(console.max_upload).unwrap_or(usize::MAX);
+    let uploads = Router::new()
+        .route("/campaigns", post(campaign::create))
+        .route("/campaigns/{id}/edit", post(campaign::edit))
+        .layer(DefaultBodyLimit::max(upload_limit.saturating_add(1 << 20)));
+    Router::new()
+        .route("/", get(|| async { Redirect::to("/campaigns") }))
+        .route("/signin", get(people::sign_in_form).post(people::sign_in))
+        .route("/signout", post(people::sign_out))
+        .route("/welcome/{token}", get(people::welcome_form).post(people::welcome))
+        .route("/account", get(people::account).post(people::change_password))
+        .route("/users", get(people::users).post(people::add_user))
+        .route("/users/{name}", post(people::change_user))
+        .route("/audit", get(people::audit))
+        .route("/campaigns", get(campaign::list))
+        .route("/campaigns/new", get(campaign::new_form))
+        .route("/campaigns/{id}", get(campaign::overview))
+        .route("/campaigns/{id}/edit", get(campaign::edit_form))
+        .route("/campaigns/{id}/check", get(flow::check_page).post(flow::run_check))
+        .route("/campaigns/{id}/rejects.csv", get(flow::rejects_download))
+        .route("/campaigns/{id}/test-send", post(flow::test_send))
+        .route("/campaigns/{id}/submit", post(flow::submit))
+        .route("/campaigns/{id}/approve", post(flow::approve))
+        .route("/campaigns/{id}/start", post(flow::start))
+        .route("/campaigns/{id}/live", get(results::live_page))
+        .route("/campaigns/{id}/live/events", get(results::live_events))
+        .route("/campaigns/{id}/control", post(results::control))
+        .route("/campaigns/{id}/resume", post(results::resume))
+        .route("/campaigns/{id}/results", get(results::results_page))
+        .route("/campaigns/{id}/files/{name}", get(results::download))
+        .route("/campaigns/{id}/retry", post(results::retry))
+        .route("/assets/console.css", get(css))
+        .route("/assets/live.js", get(live_js))
+        .merge(uploads)
+        .fallback(|| async { ConsoleError::NotFound })
+        .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
+        .with_state(console)
+}
+
+const CSS: &str = include_str!("../assets/console.css");
+const LIVE_JS: &str = include_str!("../assets/live.js");
+
+async fn css() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "max-age=3600"),
+        ],
+        CSS,
+    )
+        .into_response()
+}
+
+async fn live_js() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "max-age=3600"),
+        ],
+        LIVE_JS,
+    )
+        .into_response()
+}
+
+/// Won with thousands separators.
+pub fn won(amount: i64) -> String {
+    crate::report::won(amount)
+}
+
+pub fn won_opt(amount: Option<i64>) -> String {
+    amount.map(won).unwrap_or_else(|| "–".into())
+}
+
+/// Words for a page shown before anyone signs in.
+pub fn words(console: &Shared, headers: &axum::http::HeaderMap) -> &'static Words {
+    console.words_for(headers)
+}

@@ -1,0 +1,415 @@
+//! People: sign in and out, the one-time sign-in link, one's own password, the users page (admin), and the audit log.
+
+use super::{render, to, Me};
+use crate::console::auth::{self, Posted, Signed};
+use crate::console::error::ConsoleError;
+use crate::console::store::{AuditEntry, Role, Session, User};
+use crate::console::words::Words;
+use crate::console::Shared;
+use askama::Template;
+use axum::extract::{ConnectInfo, Path, State as Console};
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use serde::Deserialize;
+use std::net::SocketAddr;
+
+/// The cookie that carries a sign-in form's token before there is a session (double submit).
+const PRE_SESSION: &str = "msgbatch_signin";
+
+#[derive(Template)]
+#[template(path = "console/signin.html")]
+struct SignInPage {
+    w: &'static Words,
+    token: String,
+    message: String,
+}
+
+fn cookie_header(console: &Shared, name: &str, value: &str, max_age: Option<i64>) -> String {
+    let mut cookie = format!("{name}={value}; Path=/; HttpOnly; SameSite=Strict");
+    if console.secure {
+        cookie.push_str("; Secure");
+    }
+    if let Some(age) = max_age {
+        cookie.push_str(&format!("; Max-Age={age}"));
+    }
+    cookie
+}
+
+fn sign_in_page(console: &Shared, headers: &HeaderMap, message: String, status: axum::http::StatusCode) -> Response {
+    let token = auth::random_token();
+    let page = SignInPage {
+        w: super::words(console, headers),
+        token: token.clone(),
+        message,
+    };
+    match render(page) {
+        Ok(mut response) => {
+            *response.status_mut() = status;
+            if let Ok(value) = cookie_header(console, PRE_SESSION, &token, None).parse() {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            response
+        }
+        Err(error) => error.into_response(),
+    }
+}
+
+pub async fn sign_in_form(Console(console): Console<Shared>, headers: HeaderMap) -> Response {
+    sign_in_page(&console, &headers, String::new(), axum::http::StatusCode::OK)
+}
+
+#[derive(Deserialize)]
+pub struct SignInForm {
+    #[serde(default)]
+    token: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+}
+
+/// Starts a session for `user`: a new token and CSRF secret, the cookie set.
+fn start_session(console: &Shared, user: &str, then: &str) -> Result<Response, ConsoleError> {
+    let token = auth::random_token();
+    let now = auth::unix_now();
+    console.store.put_session(
+        &token,
+        &Session {
+            user: user.to_string(),
+            csrf: auth::random_token(),
+            created: now,
+            last_seen: now,
+        },
+    )?;
+    let mut response = to(then.to_string());
+    let value = cookie_header(console, console.cookie_name(), &token, None);
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, value.parse().map_err(ConsoleError::internal)?);
+    let clear = cookie_header(console, PRE_SESSION, "", Some(0));
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, clear.parse().map_err(ConsoleError::internal)?);
+    Ok(response)
+}
+
+pub async fn sign_in(
+    Console(console): Console<Shared>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Result<Response, ConsoleError> {
+    let expected = auth::cookie(&headers, PRE_SESSION).unwrap_or("");
+    if expected.is_empty() || !auth::same_token(expected, &form.token) {
+        return Err(ConsoleError::Csrf);
+    }
+    console.limiter.check(&form.name, peer.ip())?;
+    let user = console.store.user(&form.name)?;
+    let hash = user
+        .as_ref()
+        .filter(|user| !user.disabled)
+        .and_then(|user| user.password_hash.clone());
+    let password = form.password.clone();
+    let verified = tokio::task::spawn_blocking(move || match hash {
+        Some(hash) => auth::verify_password(&password, &hash),
+        None => {
+            // As long as a real check, so the time does not tell which names exist.
+            let _ = auth::hash_password(&password);
+            false
+        }
+    })
+    .await
+    .map_err(ConsoleError::internal)?;
+    if !verified {
+        console.limiter.failed(&form.name, peer.ip());
+        return Ok(sign_in_page(
+            &console,
+            &headers,
+            "the user name or the password is wrong".into(),
+            axum::http::StatusCode::UNAUTHORIZED,
+        ));
+    }
+    console.limiter.succeeded(&form.name, peer.ip());
+    console.store.audit(&form.name, "signed in", None, "")?;
+    start_session(&console, &form.name, "/campaigns")
+}
+
+pub async fn sign_out(
+    Console(console): Console<Shared>,
+    posted: Posted<super::flow::Empty>,
+) -> Result<Response, ConsoleError> {
+    console.store.remove_session(&posted.signed.token)?;
+    let mut response = to("/signin".into());
+    let clear = cookie_header(&console, console.cookie_name(), "", Some(0));
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, clear.parse().map_err(ConsoleError::internal)?);
+    Ok(response)
+}
+
+#[derive(Template)]
+#[template(path = "console/welcome.html")]
+struct WelcomePage {
+    w: &'static Words,
+    user: String,
+    token: String,
+}
+
+fn live_link(console: &Shared, token: &str) -> Result<String, ConsoleError> {
+    let link = console
+        .store
+        .peek_link(token)?
+        .filter(|link| link.expires > auth::unix_now());
+    link.map(|link| link.user).ok_or_else(|| {
+        ConsoleError::Forbidden(
+            "this sign-in link was used already or has expired: ask an administrator for a new one".into(),
+        )
+    })
+}
+
+pub async fn welcome_form(
+    Console(console): Console<Shared>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Result<Response, ConsoleError> {
+    let user = live_link(&console, &token)?;
+    render(WelcomePage {
+        w: super::words(&console, &headers),
+        user,
+        token,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    again: String,
+}
+
+/// Sets the password through a one-time link (the token in the path is the form's secret) and signs in.
+pub async fn welcome(
+    Console(console): Console<Shared>,
+    Path(token): Path<String>,
+    Form(form): Form<PasswordForm>,
+) -> Result<Response, ConsoleError> {
+    live_link(&console, &token)?;
+    auth::check_new_password(&form.password, &form.again)?;
+    let link = console
+        .store
+        .take_link(&token)?
+        .ok_or_else(|| ConsoleError::Forbidden("this sign-in link was used already".into()))?;
+    let mut user = console.store.user(&link.user)?.ok_or(ConsoleError::NotFound)?;
+    let password = form.password;
+    user.password_hash = Some(
+        tokio::task::spawn_blocking(move || auth::hash_password(&password))
+            .await
+            .map_err(ConsoleError::internal)??,
+    );
+    console.store.put_user(&user)?;
+    console.store.remove_sessions_of(&user.name)?;
+    console
+        .store
+        .audit(&user.name, "set password", None, "through a sign-in link")?;
+    start_session(&console, &user.name, "/campaigns")
+}
+
+#[derive(Template)]
+#[template(path = "console/account.html")]
+struct AccountPage {
+    w: &'static Words,
+    me: Me,
+    message: String,
+}
+
+pub async fn account(signed: Signed) -> Result<Response, ConsoleError> {
+    render(AccountPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        message: String::new(),
+    })
+}
+
+#[derive(Deserialize)]
+pub struct ChangePasswordForm {
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    again: String,
+}
+
+pub async fn change_password(
+    Console(console): Console<Shared>,
+    posted: Posted<ChangePasswordForm>,
+) -> Result<Response, ConsoleError> {
+    let Posted { signed, form } = posted;
+    auth::check_new_password(&form.password, &form.again)?;
+    let mut user = signed.user.clone();
+    let hash = user.password_hash.clone().unwrap_or_default();
+    let (current, password) = (form.current, form.password);
+    let new_hash = tokio::task::spawn_blocking(move || {
+        if auth::verify_password(&current, &hash) {
+            auth::hash_password(&password).map(Some)
+        } else {
+            Ok(None)
+        }
+    })
+    .await
+    .map_err(ConsoleError::internal)??
+    .ok_or_else(|| ConsoleError::Forbidden("the current password is wrong".into()))?;
+    user.password_hash = Some(new_hash);
+    console.store.put_user(&user)?;
+    // Other sessions end; this one goes on.
+    console.store.remove_sessions_of(&user.name)?;
+    console.store.put_session(&signed.token, &signed.session)?;
+    console.store.audit(&user.name, "changed password", None, "")?;
+    render(AccountPage {
+        w: signed.words,
+        message: "password changed".into(),
+        me: Me::of(&signed),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "console/users.html")]
+struct UsersPage {
+    w: &'static Words,
+    me: Me,
+    users: Vec<User>,
+    roles: Vec<&'static str>,
+    link: String,
+}
+
+pub async fn users(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
+    signed.require(Role::Admin)?;
+    users_page(&console, signed, String::new())
+}
+
+fn users_page(console: &Shared, signed: Signed, link: String) -> Result<Response, ConsoleError> {
+    let mut users = console.store.users()?;
+    users.sort_by(|a, b| a.name.cmp(&b.name));
+    render(UsersPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        users,
+        roles: Role::ALL.iter().map(|role| role.as_str()).collect(),
+        link,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct AddUserForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    role: String,
+}
+
+fn valid_user_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '@'))
+}
+
+/// Adds a user and shows their one-time sign-in link to hand over.
+pub async fn add_user(
+    Console(console): Console<Shared>,
+    posted: Posted<AddUserForm>,
+) -> Result<Response, ConsoleError> {
+    let Posted { signed, form } = posted;
+    signed.require(Role::Admin)?;
+    let name = form.name.trim().to_string();
+    if !valid_user_name(&name) {
+        return Err(ConsoleError::Invalid(
+            "a user name is 1 to 40 letters, digits, '.', '-', '_' or '@'".into(),
+        ));
+    }
+    let role = Role::parse(&form.role).ok_or_else(|| ConsoleError::Invalid(format!("no role {:?}", form.role)))?;
+    if console.store.user(&name)?.is_some() {
+        return Err(ConsoleError::Conflict(format!("the user {name} exists already")));
+    }
+    console.store.put_user(&User {
+        name: name.clone(),
+        role,
+        password_hash: None,
+        disabled: false,
+        created_at: crate::console::campaigns::now_text(),
+    })?;
+    let link = console.sign_in_link(&name)?;
+    console.store.audit(
+        &signed.user.name,
+        "added user",
+        None,
+        &format!("{name} ({})", role.as_str()),
+    )?;
+    users_page(&console, signed, format!("{name}: {link}"))
+}
+
+#[derive(Deserialize)]
+pub struct ChangeUserForm {
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    disabled: Option<String>,
+    #[serde(default)]
+    new_link: Option<String>,
+}
+
+pub async fn change_user(
+    Console(console): Console<Shared>,
+    Path(name): Path<String>,
+    posted: Posted<ChangeUserForm>,
+) -> Result<Response, ConsoleError> {
+    let Posted { signed, form } = posted;
+    signed.require(Role::Admin)?;
+    let mut user = console.store.user(&name)?.ok_or(ConsoleError::NotFound)?;
+    if form.new_link.is_some() {
+        let link = console.sign_in_link(&name)?;
+        console
+            .store
+            .audit(&signed.user.name, "new sign-in link", None, &name)?;
+        return users_page(&console, signed, format!("{name}: {link}"));
+    }
+    let role = Role::parse(&form.role).ok_or_else(|| ConsoleError::Invalid(format!("no role {:?}", form.role)))?;
+    let disabled = form.disabled.is_some();
+    if name == signed.user.name && (role != Role::Admin || disabled) {
+        return Err(ConsoleError::Conflict(
+            "you cannot remove your own administration: another admin must".into(),
+        ));
+    }
+    user.role = role;
+    user.disabled = disabled;
+    console.store.put_user(&user)?;
+    if disabled {
+        console.store.remove_sessions_of(&name)?;
+    }
+    console.store.audit(
+        &signed.user.name,
+        "changed user",
+        None,
+        &format!("{name}: {}{}", role.as_str(), if disabled { ", disabled" } else { "" }),
+    )?;
+    Ok(to("/users".into()))
+}
+
+#[derive(Template)]
+#[template(path = "console/audit.html")]
+struct AuditPage {
+    w: &'static Words,
+    me: Me,
+    entries: Vec<AuditEntry>,
+}
+
+pub async fn audit(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
+    render(AuditPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        entries: console.store.audit_log(None, 500)?,
+    })
+}

@@ -1,0 +1,435 @@
+//! While and after sending: the live page (Server-Sent Events, or a refresh each second without JavaScript), pause/resume/stop/rate, resuming an interrupted run, the results with their downloads, and "retry failed".
+
+use super::flow::{attachment, typed_amount, Empty};
+use super::{render, to, Me};
+use crate::console::auth::{Posted, Signed};
+use crate::console::campaigns::{self, CampaignRecord, State, StoredFile};
+use crate::console::error::ConsoleError;
+use crate::console::runner::{self, Launch, LiveView};
+use crate::console::store::Role;
+use crate::console::words::Words;
+use crate::console::Shared;
+use askama::Template;
+use axum::extract::{Path, Query, State as Console};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// How often the live page hears of the figures, at the most.
+const LIVE_EVERY: Duration = Duration::from_millis(500);
+
+#[derive(Template)]
+#[template(path = "console/live.html")]
+struct LivePage {
+    w: &'static Words,
+    controls: [(&'static str, &'static str); 3],
+    me: Me,
+    c: CampaignRecord,
+    v: LiveView,
+    running: bool,
+    can_control: bool,
+}
+
+/// The view of a run: the board of a running one, else its checkpoint.
+fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)> {
+    if let Some(run) = console.runs.get(&record.id) {
+        return Some((run.board.view(), true));
+    }
+    let status = crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?;
+    let view = LiveView {
+        phase: "finished",
+        lanes: status
+            .lanes
+            .iter()
+            .map(|(lane, figures)| runner::LaneRow {
+                lane: lane.as_str(),
+                valid: figures.valid,
+                sent: figures.sent,
+                uncertain: figures.uncertain,
+                sending: 0,
+                pending: figures.pending,
+            })
+            .collect(),
+        sent: status.sent,
+        accepted: status.accepted,
+        not_accepted: status.not_accepted,
+        uncertain: status.uncertain,
+        in_flight: 0,
+        pending: status.pending,
+        rate: "0".into(),
+        pace: String::new(),
+        time_left: "–".into(),
+        charged: status.budget.map(|budget| budget.charged),
+        reserved: status.budget.map(|budget| budget.reserved),
+        budget: status.budget.and_then(|budget| budget.limit),
+        errors: Vec::new(),
+        waiting: None,
+        finished: record.run.as_ref().and_then(|run| run.end.clone()),
+    };
+    Some((view, false))
+}
+
+pub async fn live_page(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    let record = campaigns::find(&console.store, &id)?;
+    let (v, running) = view_of(&console, &record)
+        .ok_or_else(|| ConsoleError::Conflict("this campaign has not started: there is nothing to watch yet".into()))?;
+    render(LivePage {
+        w: signed.words,
+        controls: [
+            ("pause", signed.words.pause),
+            ("resume", signed.words.resume),
+            ("stop", signed.words.stop),
+        ],
+        can_control: signed.can(Role::Approver),
+        me: Me::of(&signed),
+        c: record,
+        v,
+        running,
+    })
+}
+
+/// The live figures as Server-Sent Events: one `view` event (JSON) whenever they change, at most
+/// every half second; the stream ends with the run.
+pub async fn live_events(
+    Console(console): Console<Shared>,
+    _signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    campaigns::find(&console.store, &id)?;
+    let run = console.runs.get(&id);
+    let stream = futures::stream::unfold((run, true), move |(run, first)| async move {
+        let run = run?;
+        if !first {
+            let mut changed = run.board.changed.subscribe();
+            // A quiet second still sends the figures (the rate and time left move).
+            let _ = tokio::time::timeout(Duration::from_secs(1), changed.changed()).await;
+            tokio::time::sleep(LIVE_EVERY).await;
+        }
+        let view = run.board.view();
+        let done = view.finished.is_some();
+        let event = SseEvent::default()
+            .event("view")
+            .json_data(&view)
+            .unwrap_or_else(|_| SseEvent::default());
+        Some((
+            Ok::<_, std::convert::Infallible>(event),
+            (if done { None } else { Some(run) }, false),
+        ))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct ControlForm {
+    action: String,
+    #[serde(default)]
+    rate: String,
+}
+
+/// Pause, resume, stop, or a new rate, through the run's control handle.
+pub async fn control(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<ControlForm>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Approver)?;
+    campaigns::find(&console.store, &id)?;
+    let run = console
+        .runs
+        .get(&id)
+        .ok_or_else(|| ConsoleError::Conflict("this campaign is not sending now".into()))?;
+    let detail = match posted.form.action.as_str() {
+        "pause" => {
+            run.control.pause();
+            String::new()
+        }
+        "resume" => {
+            run.control.resume();
+            String::new()
+        }
+        "stop" => {
+            run.control.stop();
+            String::new()
+        }
+        "rate" => {
+            let rate: f64 = posted.form.rate.trim().parse().map_err(|_| {
+                ConsoleError::Invalid(format!(
+                    "the rate {:?} is not a number of messages per second",
+                    posted.form.rate
+                ))
+            })?;
+            let rate = crate::campaign::check_rate(rate).map_err(ConsoleError::Invalid)?;
+            run.control.adjust(Some(rate), None);
+            format!("{rate} / s")
+        }
+        other => return Err(ConsoleError::Invalid(format!("unknown action {other:?}"))),
+    };
+    console
+        .store
+        .audit(&signed.user.name, &posted.form.action, Some(&id), &detail)?;
+    Ok(to(format!("/campaigns/{id}/live")))
+}
+
+#[derive(Deserialize)]
+pub struct ResumeForm {
+    #[serde(default)]
+    resend_uncertain: String,
+}
+
+/// Resumes a run that ended with recipients left (interrupted, stopped, incomplete): only by an
+/// approver, and sending the uncertain again only with their number typed.
+pub async fn resume(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<ResumeForm>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Approver)?;
+    let _transition = console.transitions.lock().await;
+    let mut record = campaigns::find(&console.store, &id)?;
+    if !matches!(record.state, State::Interrupted | State::Stopped | State::Incomplete) {
+        return Err(ConsoleError::Conflict(format!(
+            "only an interrupted, stopped or incomplete campaign resumes; this one is {}",
+            record.state.as_str()
+        )));
+    }
+    let status = crate::engine::status(&console.workspace.run_dir(&id))?;
+    let resend_uncertain = match posted.form.resend_uncertain.trim() {
+        "" => false,
+        typed if typed_amount(typed) == Some(status.uncertain as i64) => true,
+        typed => {
+            return Err(ConsoleError::Invalid(format!(
+                "to send the uncertain again (they may get it twice), type their number, {}; what was typed ({typed:?}) is not it",
+                status.uncertain
+            )))
+        }
+    };
+    record.state = State::Sending;
+    if let Some(run) = &mut record.run {
+        run.end = None;
+    }
+    record.updated_at = campaigns::now_text();
+    record.updated_by = signed.user.name.clone();
+    console.store.put_campaign(&id, &record)?;
+    console.store.audit(
+        &signed.user.name,
+        "resumed",
+        Some(&id),
+        if resend_uncertain {
+            "sending the uncertain again"
+        } else {
+            "uncertain left as they are"
+        },
+    )?;
+    runner::launch(&console, &record, Launch::Resume { resend_uncertain })?;
+    Ok(to(format!("/campaigns/{id}/live")))
+}
+
+#[derive(Template)]
+#[template(path = "console/results.html")]
+struct ResultsPage {
+    w: &'static Words,
+    me: Me,
+    c: CampaignRecord,
+    summary: Option<SummaryFile>,
+    files: Vec<&'static str>,
+    can_retry: bool,
+    charged: String,
+}
+
+/// What the results page reads of summary.json (written by `report`).
+#[derive(Deserialize)]
+struct SummaryFile {
+    status: crate::engine::Status,
+    classes: std::collections::BTreeMap<String, ClassFile>,
+    #[serde(default)]
+    workbook_left_out: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ClassFile {
+    charged: i64,
+    refunded: i64,
+    charged_count: u64,
+}
+
+/// The files a results page offers, as the run directory names them.
+const DOWNLOADS: [(&str, &str); 6] = [
+    ("report.csv", "text/csv; charset=utf-8"),
+    (
+        "report.xlsx",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ),
+    ("report.parquet", "application/vnd.apache.parquet"),
+    ("rejects.csv", "text/csv; charset=utf-8"),
+    ("summary.html", "text/html; charset=utf-8"),
+    ("summary.json", "application/json"),
+];
+
+pub async fn results_page(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    let record = campaigns::find(&console.store, &id)?;
+    let run_dir = console.workspace.run_dir(&id);
+    let summary: Option<SummaryFile> = std::fs::read(run_dir.join("summary.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let files = DOWNLOADS
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| run_dir.join(name).exists())
+        .collect();
+    let charged = summary
+        .as_ref()
+        .map(|summary| {
+            super::won(
+                summary
+                    .classes
+                    .values()
+                    .map(|class| class.charged - class.refunded)
+                    .sum(),
+            )
+        })
+        .unwrap_or_else(|| "–".into());
+    render(ResultsPage {
+        w: signed.words,
+        can_retry: signed.can(Role::Editor) && console.runs.get(&id).is_none(),
+        me: Me::of(&signed),
+        c: record,
+        summary,
+        files,
+        charged,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct DownloadQuery {
+    #[serde(default)]
+    bom: Option<String>,
+}
+
+/// A run's file, with a session only; report.csv optionally after a byte-order mark for Excel.
+pub async fn download(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Path((id, name)): Path<(String, String)>,
+    Query(query): Query<DownloadQuery>,
+) -> Result<Response, ConsoleError> {
+    campaigns::find(&console.store, &id)?;
+    let (name, content_type) = DOWNLOADS
+        .iter()
+        .find(|(known, _)| *known == name)
+        .copied()
+        .ok_or(ConsoleError::NotFound)?;
+    let path = console.workspace.run_dir(&id).join(name);
+    let file = tokio::fs::File::open(&path).await.map_err(|_| ConsoleError::NotFound)?;
+    let bom = query.bom.is_some() && name == "report.csv";
+    console.store.audit(
+        &signed.user.name,
+        "downloaded",
+        Some(&id),
+        &format!("{name}{}", if bom { " (BOM)" } else { "" }),
+    )?;
+    let body = tokio_util_stream(file, bom);
+    if name == "summary.html" {
+        // Its own styles are inline: allowed for this one document, which runs no script.
+        let mut response = ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response();
+        response.headers_mut().insert(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; img-src data:"),
+        );
+        return Ok(response);
+    }
+    Ok(attachment(name, content_type, body))
+}
+
+/// A file as a response body read a piece at a time (reports can be gigabytes).
+fn tokio_util_stream(file: tokio::fs::File, bom: bool) -> axum::body::Body {
+    use futures::StreamExt;
+    let head = futures::stream::iter(bom.then(|| Ok::<_, std::io::Error>(bytes::Bytes::from_static(b"\xEF\xBB\xBF"))));
+    let pieces = futures::stream::unfold(file, |mut file| async move {
+        let mut buffer = vec![0u8; 256 * 1024];
+        match tokio::io::AsyncReadExt::read(&mut file, &mut buffer).await {
+            Ok(0) => None,
+            Ok(read) => {
+                buffer.truncate(read);
+                Some((Ok(bytes::Bytes::from(buffer)), file))
+            }
+            Err(error) => Some((Err(error), file)),
+        }
+    });
+    axum::body::Body::from_stream(head.chain(pieces))
+}
+
+/// "Retry failed": a new draft of the recipients the service answered it did not take.
+pub async fn retry(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<Empty>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Editor)?;
+    let record = campaigns::find(&console.store, &id)?;
+    if !record.state.has_run() || console.runs.get(&id).is_some() {
+        return Err(ConsoleError::Conflict("retry needs a run that has ended".into()));
+    }
+    let new_id = campaigns::new_id();
+    let new_dir = console.workspace.campaign_dir(&new_id);
+    let run_dir = console.workspace.run_dir(&id);
+    let out = new_dir.clone();
+    let plan =
+        tokio::task::spawn_blocking(move || crate::retry::plan(&run_dir, crate::retry::Only::Failed, Some(&out)))
+            .await
+            .map_err(ConsoleError::internal)??;
+    if plan.recipients == 0 {
+        let _ = std::fs::remove_dir_all(&new_dir);
+        return Err(ConsoleError::Conflict(
+            "no recipient failed: there is nothing to retry".into(),
+        ));
+    }
+    let recipients = StoredFile {
+        stored: "recipients.csv".into(),
+        original: format!("retry of {}", record.name),
+        bytes: std::fs::metadata(&plan.recipients_file).map(|m| m.len()).unwrap_or(0),
+    };
+    let text = std::fs::read_to_string(&plan.campaign).map_err(ConsoleError::from_io)?;
+    let text = campaigns::with_stored_paths(&text, Some(&recipients), None)?;
+    std::io::Write::write_all(
+        &mut crate::files::create_private(&console.workspace.campaign_file(&new_id)).map_err(ConsoleError::from_io)?,
+        text.as_bytes(),
+    )
+    .map_err(ConsoleError::from_io)?;
+    let now = campaigns::now_text();
+    let draft = CampaignRecord {
+        id: new_id.clone(),
+        name: format!("{} (retry)", record.name),
+        kind: record.kind.clone(),
+        state: State::Draft,
+        author: signed.user.name.clone(),
+        created_at: now.clone(),
+        updated_at: now,
+        updated_by: signed.user.name.clone(),
+        recipients: Some(recipients),
+        suppression: None,
+        check: None,
+        submitted_by: None,
+        approval: None,
+        run: None,
+    };
+    console.store.put_campaign(&new_id, &draft)?;
+    console.store.audit(
+        &signed.user.name,
+        "retry failed",
+        Some(&new_id),
+        &format!("{} recipients of {}", plan.recipients, id),
+    )?;
+    Ok(to(format!("/campaigns/{new_id}")))
+}

@@ -1,0 +1,375 @@
+//! The runs the console drives: each is the engine's own `run` or `resume` in a task, with its control handle and a board that keeps the live figures from the engine's events.
+
+use super::campaigns::{CampaignRecord, RunRecord, State};
+use super::error::ConsoleError;
+use super::{Console, Shared};
+use crate::engine::status::{Live, Snapshot};
+use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink};
+use chrono::{DateTime, FixedOffset};
+use parking_lot::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Errors the live page lists, newest first.
+const LAST_ERRORS: usize = 10;
+/// The rate is measured over this much of the recent past.
+const RATE_WINDOW: Duration = Duration::from_secs(10);
+
+/// The live figures of one run, from its events.
+pub struct Board {
+    live: Live,
+    errors: Mutex<VecDeque<String>>,
+    waiting: Mutex<Option<String>>,
+    samples: Mutex<VecDeque<(Instant, u64)>>,
+    finished: Mutex<Option<String>>,
+    /// Woken on every change the page shows.
+    pub changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Board {
+    fn new() -> Board {
+        Board {
+            live: Live::in_memory(),
+            errors: Mutex::new(VecDeque::new()),
+            waiting: Mutex::new(None),
+            samples: Mutex::new(VecDeque::new()),
+            finished: Mutex::new(None),
+            changed: tokio::sync::watch::channel(0).0,
+        }
+    }
+
+    fn note_error(&self, text: String) {
+        let mut errors = self.errors.lock();
+        errors.push_front(crate::phone::mask_phones(&text).into_owned());
+        errors.truncate(LAST_ERRORS);
+    }
+
+    /// What the live page shows now.
+    pub fn view(&self) -> LiveView {
+        let snapshot = self.live.snapshot();
+        let status = &snapshot.status;
+        let now = Instant::now();
+        let rate = {
+            let mut samples = self.samples.lock();
+            samples.push_back((now, status.sent + status.uncertain));
+            while samples.len() > 2 && now.duration_since(samples[0].0) > RATE_WINDOW {
+                samples.pop_front();
+            }
+            let (first_time, first_count) = samples[0];
+            let seconds = now.duration_since(first_time).as_secs_f64();
+            if seconds >= 0.5 {
+                (status.sent + status.uncertain).saturating_sub(first_count) as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        let left = status.pending + status.sending;
+        let time_left = if left == 0 {
+            "0 s".to_string()
+        } else if rate > 0.0 {
+            seconds_text((left as f64 / rate).ceil() as u64)
+        } else {
+            "–".to_string()
+        };
+        LiveView {
+            phase: self.phase(&snapshot),
+            lanes: status
+                .lanes
+                .iter()
+                .map(|(lane, figures)| LaneRow {
+                    lane: lane.as_str(),
+                    valid: figures.valid,
+                    sent: figures.sent,
+                    uncertain: figures.uncertain,
+                    sending: figures.sending,
+                    pending: figures.pending,
+                })
+                .collect(),
+            sent: status.sent,
+            accepted: status.accepted,
+            not_accepted: status.not_accepted,
+            uncertain: status.uncertain,
+            in_flight: status.sending,
+            pending: status.pending,
+            rate: format!("{rate:.0}"),
+            pace: snapshot
+                .pace
+                .map(|pace| match pace.rate {
+                    Some(rate) => format!("{rate} / s, {} at once", pace.concurrency),
+                    None => format!("as fast as answered, {} at once", pace.concurrency),
+                })
+                .unwrap_or_default(),
+            time_left,
+            charged: status.budget.map(|budget| budget.charged),
+            reserved: status.budget.map(|budget| budget.reserved),
+            budget: status.budget.and_then(|budget| budget.limit),
+            errors: self.errors.lock().iter().cloned().collect(),
+            waiting: self.waiting.lock().clone(),
+            finished: self.finished.lock().clone(),
+        }
+    }
+
+    fn phase(&self, snapshot: &Snapshot) -> &'static str {
+        if self.finished.lock().is_some() {
+            "finished"
+        } else if snapshot.stopping {
+            "stopping"
+        } else if snapshot.paused.is_some() {
+            "paused"
+        } else if self.waiting.lock().is_some() {
+            "scheduled"
+        } else {
+            "sending"
+        }
+    }
+}
+
+impl Sink for Board {
+    fn event(&self, event: &Event) {
+        self.live.event(event);
+        match event {
+            Event::Started { .. } => *self.waiting.lock() = None,
+            Event::Waiting { start_at, seconds_left } => {
+                *self.waiting.lock() = Some(format!("{start_at} (in {})", seconds_text(*seconds_left)));
+            }
+            Event::Uncertain { recipients, reason, .. } => {
+                self.note_error(format!("{recipients} uncertain: {reason}"));
+            }
+            Event::Answered { statuses, .. } => {
+                for count in statuses.iter().filter(|count| count.not_accepted > 0) {
+                    self.note_error(format!("{} not accepted: {}", count.not_accepted, count.status));
+                }
+            }
+            Event::Warning { text } => self.note_error(text.clone()),
+            Event::BudgetReached(reached) => {
+                self.note_error(format!("budget reached: the limit is ₩{}", reached.limit));
+            }
+            Event::Finished { end, .. } => *self.finished.lock() = Some(end_text(end)),
+            _ => {}
+        }
+        self.changed.send_modify(|count| *count += 1);
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LaneRow {
+    pub lane: &'static str,
+    pub valid: u64,
+    pub sent: u64,
+    pub uncertain: u64,
+    pub sending: u64,
+    pub pending: u64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LiveView {
+    pub phase: &'static str,
+    pub lanes: Vec<LaneRow>,
+    pub sent: u64,
+    pub accepted: u64,
+    pub not_accepted: u64,
+    pub uncertain: u64,
+    pub in_flight: u64,
+    pub pending: u64,
+    pub rate: String,
+    pub pace: String,
+    pub time_left: String,
+    pub charged: Option<i64>,
+    pub reserved: Option<i64>,
+    pub budget: Option<i64>,
+    pub errors: Vec<String>,
+    pub waiting: Option<String>,
+    pub finished: Option<String>,
+}
+
+fn seconds_text(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds} s"),
+        60..3600 => format!("{} min {} s", seconds / 60, seconds % 60),
+        _ => format!("{} h {} min", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
+pub fn end_text(end: &RunEnd) -> String {
+    match end {
+        RunEnd::Complete => "every chunk was answered".into(),
+        RunEnd::Stopped => "stopped: chunks not yet sent are pending".into(),
+        RunEnd::BudgetReached(reached) => format!(
+            "budget reached (₩{}): chunks not yet sent are pending; resume with a larger budget",
+            reached.limit
+        ),
+        RunEnd::Failed(reason) => format!("failed: {}", crate::phone::mask_phones(reason)),
+    }
+}
+
+/// A run this process drives.
+pub struct ActiveRun {
+    pub control: Control,
+    pub board: Arc<Board>,
+}
+
+/// The runs of this process, by campaign id.
+#[derive(Default)]
+pub struct Runs {
+    active: Mutex<HashMap<String, Arc<ActiveRun>>>,
+}
+
+impl Runs {
+    pub fn get(&self, id: &str) -> Option<Arc<ActiveRun>> {
+        self.active.lock().get(id).cloned()
+    }
+
+    fn insert(&self, id: &str) -> Arc<ActiveRun> {
+        let run = Arc::new(ActiveRun {
+            control: Control::new(),
+            board: Arc::new(Board::new()),
+        });
+        self.active.lock().insert(id.to_string(), run.clone());
+        run
+    }
+
+    fn remove(&self, id: &str) {
+        self.active.lock().remove(id);
+    }
+
+    /// Whether any run is going (for a shutdown that waits).
+    pub fn any(&self) -> bool {
+        !self.active.lock().is_empty()
+    }
+}
+
+/// What to do with a campaign whose run starts now.
+pub enum Launch {
+    Start { start_at: Option<DateTime<FixedOffset>> },
+    Resume { resend_uncertain: bool },
+}
+
+/// Starts (or resumes) the campaign's run in a task; the record is already `sending`.
+pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Result<(), ConsoleError> {
+    let id = record.id.clone();
+    let run_dir = console.workspace.run_dir(&id);
+    let campaign = console.workspace.load(&id)?;
+    let active = console.runs.insert(&id);
+    let console = console.clone();
+    tokio::spawn(async move {
+        let events: Arc<dyn Sink> = active.board.clone();
+        let report = match launch {
+            Launch::Start { start_at } => {
+                let options = RunOptions {
+                    out: Some(run_dir.clone()),
+                    start_at,
+                    ..RunOptions::default()
+                };
+                engine::run(campaign, options, &active.control, events).await
+            }
+            Launch::Resume { resend_uncertain } => {
+                let options = RunOptions {
+                    resend_uncertain,
+                    ..RunOptions::default()
+                };
+                engine::resume(&run_dir, options, &active.control, events).await
+            }
+        };
+        if let Err(error) = finish(&console, &id, report).await {
+            tracing::error!("campaign {id}: cannot record the end of its run: {error}");
+        }
+        console.runs.remove(&id);
+    });
+    Ok(())
+}
+
+/// Records how a run ended and writes its report.
+async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -> Result<(), ConsoleError> {
+    let run_dir = console.workspace.run_dir(id);
+    let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists() && engine::status(&run_dir).is_ok();
+    let (state, end) = match &report {
+        Ok(report) => {
+            let state = match report.end {
+                RunEnd::Complete if report.status.complete => State::Done,
+                RunEnd::Stopped => State::Stopped,
+                _ => State::Incomplete,
+            };
+            (state, end_text(&report.end))
+        }
+        // Refused before anything was recorded (quiet hours, the service refused the key): it can start again.
+        Err(error) if !recorded => (
+            State::Approved,
+            format!("not started: {}", crate::phone::mask_phones(&format!("{error:#}"))),
+        ),
+        Err(error) => (
+            State::Incomplete,
+            format!(
+                "ended by an error: {}",
+                crate::phone::mask_phones(&format!("{error:#}"))
+            ),
+        ),
+    };
+    {
+        let _transition = console.transitions.lock().await;
+        let mut record = super::campaigns::find(&console.store, id)?;
+        record.state = state;
+        if let Some(run) = &mut record.run {
+            run.end = Some(end.clone());
+        }
+        if state == State::Approved {
+            // The run directory a refused start made holds nothing; the next start makes it again.
+            let _ = std::fs::remove_dir_all(&run_dir);
+            record.run = None;
+        }
+        record.updated_at = super::campaigns::now_text();
+        console.store.put_campaign(id, &record)?;
+        console.store.audit("console", "run ended", Some(id), &end)?;
+    }
+    if recorded {
+        write_report(console, id).await?;
+    }
+    Ok(())
+}
+
+/// Writes report.csv, report.parquet, report.xlsx and the summaries into the run directory.
+pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleError> {
+    let run_dir = console.workspace.run_dir(id);
+    let options = crate::report::ReportOptions {
+        lang: console.report_lang(),
+        csv_bom: false,
+        xlsx: crate::report::Workbook::WhenOneSheet,
+    };
+    tokio::task::spawn_blocking(move || crate::report::write(&run_dir, None, &options))
+        .await
+        .map_err(ConsoleError::internal)??;
+    Ok(())
+}
+
+/// Campaigns that were sending when the console last ended: `interrupted`, never resumed by
+/// themselves.
+pub fn mark_interrupted(console: &Console) -> Result<usize, ConsoleError> {
+    let mut marked = 0;
+    for mut record in console.store.campaigns::<CampaignRecord>()? {
+        if record.state == State::Sending {
+            record.state = State::Interrupted;
+            if let Some(run) = &mut record.run {
+                run.end = Some("the console ended while it sent".into());
+            }
+            console.store.put_campaign(&record.id, &record)?;
+            console.store.audit(
+                "console",
+                "interrupted",
+                Some(&record.id),
+                "the console ended while it sent",
+            )?;
+            marked += 1;
+        }
+    }
+    Ok(marked)
+}
+
+/// The run record of a start now.
+pub fn run_record(by: &str, start_at: Option<&DateTime<FixedOffset>>) -> RunRecord {
+    RunRecord {
+        started_by: by.to_string(),
+        started_at: super::campaigns::now_text(),
+        start_at: start_at.map(|at| at.to_rfc3339()),
+        end: None,
+    }
+}

@@ -1,0 +1,305 @@
+//! The console's own records in `console.db` (sled): users, sessions, one-time sign-in links, campaigns, the audit log and the opt-out list; they survive restarts.
+
+use super::error::ConsoleError;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What a person may do; each role may do what the ones before it may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Reads campaigns and downloads reports.
+    Viewer,
+    /// Creates, uploads, checks, test-sends and submits campaigns.
+    Editor,
+    /// Approves another's campaign, starts, pauses, stops and resumes.
+    Approver,
+    /// Manages users.
+    Admin,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Viewer, Role::Editor, Role::Approver, Role::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Editor => "editor",
+            Role::Approver => "approver",
+            Role::Admin => "admin",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.as_str() == text)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct User {
+    pub name: String,
+    pub role: Role,
+    /// argon2id PHC string; `None` until the person sets one through their sign-in link.
+    pub password_hash: Option<String>,
+    pub disabled: bool,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Session {
+    pub user: String,
+    /// Sent in every form and checked against this on every state-changing request.
+    pub csrf: String,
+    /// Unix seconds.
+    pub created: i64,
+    pub last_seen: i64,
+}
+
+/// A one-time sign-in link: the first admin's, or one an admin made for a new user.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SignInLink {
+    pub user: String,
+    /// Unix seconds after which it no longer works.
+    pub expires: i64,
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuditEntry {
+    pub at: String,
+    pub user: String,
+    pub action: String,
+    /// The campaign it concerns, if any.
+    pub campaign: Option<String>,
+    pub detail: String,
+}
+
+const USERS: &str = "users";
+const SESSIONS: &str = "sessions";
+const LINKS: &str = "links";
+const CAMPAIGNS: &str = "campaigns";
+const AUDIT: &str = "audit";
+const OPT_OUTS: &str = "opt_outs";
+
+/// `console.db`: one sled database with a tree per kind of record, values as JSON.
+#[derive(Clone)]
+pub struct Store {
+    db: sled::Db,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store, ConsoleError> {
+        let db = sled::open(path).map_err(|error| match error {
+            sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
+                ConsoleError::internal(format!("{} is in use by another `msgbatch serve`", path.display()))
+            }
+            other => ConsoleError::internal(format!("cannot open {}: {other}", path.display())),
+        })?;
+        crate::files::make_private_tree(path).map_err(ConsoleError::from_io)?;
+        Ok(Store { db })
+    }
+
+    fn tree(&self, name: &str) -> Result<sled::Tree, ConsoleError> {
+        self.db.open_tree(name).map_err(ConsoleError::from_sled)
+    }
+
+    fn get<T: DeserializeOwned>(&self, tree: &str, key: &str) -> Result<Option<T>, ConsoleError> {
+        match self.tree(tree)?.get(key).map_err(ConsoleError::from_sled)? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes).map_err(ConsoleError::internal)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes and flushes: a record the console acted on is on disk before it answers.
+    fn put<T: Serialize>(&self, tree: &str, key: &str, value: &T) -> Result<(), ConsoleError> {
+        let bytes = serde_json::to_vec(value).map_err(ConsoleError::internal)?;
+        let tree = self.tree(tree)?;
+        tree.insert(key, bytes).map_err(ConsoleError::from_sled)?;
+        tree.flush().map_err(ConsoleError::from_sled)?;
+        Ok(())
+    }
+
+    fn all<T: DeserializeOwned>(&self, tree: &str) -> Result<Vec<T>, ConsoleError> {
+        self.tree(tree)?
+            .iter()
+            .values()
+            .map(|value| {
+                let bytes = value.map_err(ConsoleError::from_sled)?;
+                serde_json::from_slice(&bytes).map_err(ConsoleError::internal)
+            })
+            .collect()
+    }
+
+    fn remove(&self, tree: &str, key: &str) -> Result<bool, ConsoleError> {
+        let tree = self.tree(tree)?;
+        let removed = tree.remove(key).map_err(ConsoleError::from_sled)?.is_some();
+        tree.flush().map_err(ConsoleError::from_sled)?;
+        Ok(removed)
+    }
+
+    pub fn user(&self, name: &str) -> Result<Option<User>, ConsoleError> {
+        self.get(USERS, name)
+    }
+
+    pub fn put_user(&self, user: &User) -> Result<(), ConsoleError> {
+        self.put(USERS, &user.name, user)
+    }
+
+    pub fn users(&self) -> Result<Vec<User>, ConsoleError> {
+        self.all(USERS)
+    }
+
+    pub fn session(&self, token: &str) -> Result<Option<Session>, ConsoleError> {
+        self.get(SESSIONS, token)
+    }
+
+    pub fn put_session(&self, token: &str, session: &Session) -> Result<(), ConsoleError> {
+        self.put(SESSIONS, token, session)
+    }
+
+    pub fn remove_session(&self, token: &str) -> Result<(), ConsoleError> {
+        self.remove(SESSIONS, token).map(|_| ())
+    }
+
+    /// Ends every session of a user (disabled, or a new password).
+    pub fn remove_sessions_of(&self, user: &str) -> Result<(), ConsoleError> {
+        let tree = self.tree(SESSIONS)?;
+        for entry in tree.iter() {
+            let (key, value) = entry.map_err(ConsoleError::from_sled)?;
+            let session: Session = serde_json::from_slice(&value).map_err(ConsoleError::internal)?;
+            if session.user == user {
+                tree.remove(key).map_err(ConsoleError::from_sled)?;
+            }
+        }
+        tree.flush().map_err(ConsoleError::from_sled)?;
+        Ok(())
+    }
+
+    pub fn put_link(&self, token: &str, link: &SignInLink) -> Result<(), ConsoleError> {
+        self.put(LINKS, token, link)
+    }
+
+    /// The link, removed: it works once.
+    pub fn take_link(&self, token: &str) -> Result<Option<SignInLink>, ConsoleError> {
+        let tree = self.tree(LINKS)?;
+        let taken = tree.remove(token).map_err(ConsoleError::from_sled)?;
+        tree.flush().map_err(ConsoleError::from_sled)?;
+        match taken {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes).map_err(ConsoleError::internal)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn peek_link(&self, token: &str) -> Result<Option<SignInLink>, ConsoleError> {
+        self.get(LINKS, token)
+    }
+
+    pub fn campaign<T: DeserializeOwned>(&self, id: &str) -> Result<Option<T>, ConsoleError> {
+        self.get(CAMPAIGNS, id)
+    }
+
+    pub fn put_campaign<T: Serialize>(&self, id: &str, campaign: &T) -> Result<(), ConsoleError> {
+        self.put(CAMPAIGNS, id, campaign)
+    }
+
+    pub fn campaigns<T: DeserializeOwned>(&self) -> Result<Vec<T>, ConsoleError> {
+        self.all(CAMPAIGNS)
+    }
+
+    /// Appends to the audit log, under a key that sorts by time.
+    pub fn audit(&self, user: &str, action: &str, campaign: Option<&str>, detail: &str) -> Result<(), ConsoleError> {
+        let key = self.db.generate_id().map_err(ConsoleError::from_sled)?;
+        let entry = AuditEntry {
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            user: user.to_string(),
+            action: action.to_string(),
+            campaign: campaign.map(str::to_string),
+            detail: detail.to_string(),
+        };
+        self.put(AUDIT, &format!("{key:020}"), &entry)
+    }
+
+    /// The newest `limit` entries first, optionally of one campaign.
+    pub fn audit_log(&self, campaign: Option<&str>, limit: usize) -> Result<Vec<AuditEntry>, ConsoleError> {
+        let mut entries = Vec::new();
+        for value in self.tree(AUDIT)?.iter().values().rev() {
+            let bytes = value.map_err(ConsoleError::from_sled)?;
+            let entry: AuditEntry = serde_json::from_slice(&bytes).map_err(ConsoleError::internal)?;
+            if campaign.is_none() || entry.campaign.as_deref() == campaign {
+                entries.push(entry);
+                if entries.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The workspace's opt-out list: normalised numbers.
+    pub fn opt_outs(&self) -> Result<Vec<String>, ConsoleError> {
+        Ok(self.get(OPT_OUTS, "numbers")?.unwrap_or_default())
+    }
+
+    pub fn put_opt_outs(&self, numbers: &[String]) -> Result<(), ConsoleError> {
+        self.put(OPT_OUTS, "numbers", &numbers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console.db");
+        {
+            let store = Store::open(&path).unwrap();
+            store
+                .put_user(&User {
+                    name: "mina".into(),
+                    role: Role::Editor,
+                    password_hash: None,
+                    disabled: false,
+                    created_at: "now".into(),
+                })
+                .unwrap();
+            store.audit("mina", "upload", Some("c1"), "recipients.csv").unwrap();
+            store.audit("mina", "check", Some("c2"), "").unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.user("mina").unwrap().unwrap().role, Role::Editor);
+        let log = store.audit_log(None, 10).unwrap();
+        assert_eq!(
+            log.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(),
+            ["check", "upload"]
+        );
+        assert_eq!(store.audit_log(Some("c1"), 10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_sign_in_link_works_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("console.db")).unwrap();
+        store
+            .put_link(
+                "t",
+                &SignInLink {
+                    user: "a".into(),
+                    expires: 1,
+                },
+            )
+            .unwrap();
+        assert!(store.take_link("t").unwrap().is_some());
+        assert!(store.take_link("t").unwrap().is_none());
+    }
+
+    #[test]
+    fn roles_are_ordered() {
+        assert!(Role::Viewer < Role::Editor && Role::Editor < Role::Approver && Role::Approver < Role::Admin);
+        for role in Role::ALL {
+            assert_eq!(Role::parse(role.as_str()), Some(role));
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The console under test: `msgbatch serve` in-process on port 0 (the library's own `prepare` and `run`), and a browser-like HTTP client that keeps its session cookie and sends each form's CSRF token.
+#![allow(dead_code)]
+
+use msgbatch::console::{prepare, run, ServeOptions};
+use reqwest::header::{HeaderMap, COOKIE, LOCATION, SET_COOKIE};
+use reqwest::{Response, StatusCode};
+use std::path::{Path, PathBuf};
+
+pub const PASSWORD: &str = "correct horse battery";
+
+/// A console serving a workspace in a temporary folder.
+pub struct TestConsole {
+    weak: std::sync::Weak<msgbatch::console::Console>,
+    pub base: String,
+    pub workspace: PathBuf,
+    pub first_link: Option<String>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestConsole {
+    pub async fn start(workspace: &Path) -> TestConsole {
+        TestConsole::start_with(workspace, |_| {}).await
+    }
+
+    pub async fn start_with(workspace: &Path, tweak: impl FnOnce(&mut ServeOptions)) -> TestConsole {
+        let mut options = ServeOptions::new(workspace.to_path_buf());
+        options.listen = "127.0.0.1:0".parse().unwrap();
+        tweak(&mut options);
+        let prepared = prepare(&options).await.expect("the console starts");
+        // Where to connect: the listener itself (behind a proxy, the public URL is elsewhere).
+        let base = format!("http://{}", prepared.listener.local_addr().unwrap());
+        let weak = std::sync::Arc::downgrade(&prepared.console);
+        let first_link = prepared
+            .first_link
+            .clone()
+            .map(|link| link.replace("localhost", "127.0.0.1"));
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(run(prepared, async {
+            let _ = stopped.await;
+        }));
+        TestConsole {
+            weak,
+            base,
+            workspace: workspace.to_path_buf(),
+            first_link,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Stops serving and waits until the console's state (and with it console.db's lock) is
+    /// gone, as when the process ends.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.weak.upgrade().is_some() {
+            assert!(std::time::Instant::now() < deadline, "the console's connections end");
+            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    pub fn browser(&self) -> Browser {
+        Browser::new(&self.base)
+    }
+
+    /// The admin, signed in through the first link.
+    pub async fn admin(&self) -> Browser {
+        let mut admin = self.browser();
+        admin
+            .welcome(self.first_link.as_deref().expect("an empty workspace prints a link"))
+            .await;
+        admin
+    }
+}
+
+/// A person at a browser: a session cookie and the CSRF token of the last page.
+pub struct Browser {
+    pub client: reqwest::Client,
+    pub base: String,
+    pub cookie: Option<String>,
+    pub csrf: String,
+    pub host: Option<String>,
+}
+
+impl Browser {
+    pub fn new(base: &str) -> Browser {
+        Browser {
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: base.to_string(),
+            cookie: None,
+            csrf: String::new(),
+            host: None,
+        }
+    }
+
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(cookie) = &self.cookie {
+            headers.insert(COOKIE, cookie.parse().unwrap());
+        }
+        if let Some(host) = &self.host {
+            headers.insert(reqwest::header::HOST, host.parse().unwrap());
+        }
+        headers
+    }
+
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.base)
+        }
+    }
+
+    /// Keeps the session cookie a response sets (or clears).
+    fn keep_cookie(&mut self, response: &Response) {
+        for value in response.headers().get_all(SET_COOKIE) {
+            let text = value.to_str().unwrap();
+            let pair = text.split(';').next().unwrap();
+            let (name, value) = pair.split_once('=').unwrap();
+            if name == "msgbatch" || name == "__Host-msgbatch" {
+                self.cookie = (!value.is_empty()).then(|| pair.to_string());
+            }
+        }
+    }
+
+    pub async fn get(&mut self, path: &str) -> Response {
+        let response = self
+            .client
+            .get(self.url(path))
+            .headers(self.headers())
+            .send()
+            .await
+            .unwrap();
+        self.keep_cookie(&response);
+        response
+    }
+
+    /// A page's text; its CSRF token kept for the next form.
+    pub async fn page(&mut self, path: &str) -> (StatusCode, String) {
+        let response = self.get(path).await;
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        if let Some(token) = csrf_in(&text) {
+            self.csrf = token;
+        }
+        (status, text)
+    }
+
+    /// Posts a form with the CSRF token of the last page.
+    pub async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Response {
+        let csrf = self.csrf.clone();
+        let mut form: Vec<(&str, &str)> = vec![("csrf", csrf.as_str())];
+        form.extend_from_slice(fields);
+        self.post_raw(path, &form).await
+    }
+
+    /// Posts exactly these fields (no CSRF token added).
+    pub async fn post_raw(&mut self, path: &str, fields: &[(&str, &str)]) -> Response {
+        let body = serde_urlencoded::to_string(fields).unwrap();
+        let response = self
+            .client
+            .post(self.url(path))
+            .headers(self.headers())
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        self.keep_cookie(&response);
+        response
+    }
+
+    pub async fn post_multipart(&mut self, path: &str, form: reqwest::multipart::Form) -> Response {
+        let response = self
+            .client
+            .post(self.url(path))
+            .headers(self.headers())
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        self.keep_cookie(&response);
+        response
+    }
+
+    /// Sets the password through a one-time link and signs in.
+    pub async fn welcome(&mut self, link: &str) {
+        let (status, _) = self.page(link).await;
+        assert_eq!(status, StatusCode::OK, "the sign-in link {link} opens");
+        let response = self
+            .post_raw(link, &[("password", PASSWORD), ("again", PASSWORD)])
+            .await;
+        assert_eq!(
+            response.status(),
+            StatusCode::SEE_OTHER,
+            "setting the password signs in"
+        );
+        assert!(self.cookie.is_some(), "a session cookie is set");
+        self.page("/campaigns").await;
+    }
+
+    pub async fn sign_in(&mut self, name: &str, password: &str) -> Response {
+        let (_, page) = self.page("/signin").await;
+        let token = between(&page, "name=\"token\" value=\"", "\"").expect("the sign-in form has a token");
+        let response = self
+            .client
+            .post(self.url("/signin"))
+            .header(COOKIE, format!("msgbatch_signin={token}"))
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(
+                serde_urlencoded::to_string([("token", token.as_str()), ("name", name), ("password", password)])
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        self.keep_cookie(&response);
+        response
+    }
+
+    /// Adds a user (as an admin) and returns their one-time link.
+    pub async fn add_user(&mut self, name: &str, role: &str) -> String {
+        self.page("/users").await;
+        let response = self.post("/users", &[("name", name), ("role", role)]).await;
+        assert_eq!(response.status(), StatusCode::OK, "the admin adds {name}");
+        let page = response.text().await.unwrap();
+        let link = between(&page, &format!("{name}: "), "<").expect("the page shows the new user's link");
+        link.replace("localhost", "127.0.0.1")
+    }
+}
+
+pub fn csrf_in(page: &str) -> Option<String> {
+    between(page, "name=\"csrf\" value=\"", "\"")
+}
+
+pub fn between(text: &str, start: &str, end: &str) -> Option<String> {
+    let from = text.find(start)? + start.len();
+    let to = text[from..].find(end)? + from;
+    Some(text[from..to].to_string())
+}
+
+/// Where a redirect goes.
+pub fn location(response: &Response) -> String {
+    response
+        .headers()
+        .get(LOCATION)
+        .map(|value| value.to_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// The id in a `/campaigns/ID...` path.
+pub fn campaign_id(path: &str) -> String {
+    path.trim_start_matches("/campaigns/")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
