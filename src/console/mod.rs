@@ -237,6 +237,7 @@ pub async fn serve(options: ServeOptions) -> Result<()> {
     if let Some(link) = &prepared.first_link {
         println!("first sign-in (user admin, works once, for 24 hours): {link}");
     }
+    println!("Ctrl-C stops it.");
     run(prepared, async {
         let _ = tokio::signal::ctrl_c().await;
     })

@@ -1,0 +1,168 @@
+//! `msgbatch serve` as a process, killed with SIGKILL while a campaign sends to a sandbox process: after a restart the campaign is `interrupted` with its uncertain count, nothing resumes by itself, the session survives, and an approver's click resumes it with no number sent twice.
+
+mod common;
+
+use common::child::{Running, Sandbox, API_KEY, BIN, GROUP};
+use common::console::{between, campaign_id, location, Browser};
+use reqwest::multipart::{Form, Part};
+use reqwest::StatusCode;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const RECIPIENTS: usize = 120;
+
+fn serve(workspace: &Path) -> (Running, String, Option<String>, String) {
+    let mut command = Command::new(BIN);
+    command
+        .env_clear()
+        .env("MSGBATCH_API_KEY", API_KEY)
+        .args(["serve", "--allow-self-approval", "--listen", "127.0.0.1:0", "--workspace"])
+        .arg(workspace);
+    let mut process = Running::spawn(command, "msgbatch serve");
+    let line = process
+        .stdout
+        .wait_for("`msgbatch console:`", |line| line.starts_with("msgbatch console: "));
+    let base = line["msgbatch console: ".len()..].trim().replace("localhost", "127.0.0.1");
+    let said = process.stdout.wait_for("`Ctrl-C stops it.`", |line| line == "Ctrl-C stops it.");
+    let said = format!("{}\n{said}", process_lines(&process));
+    let link = said
+        .lines()
+        .find_map(|line| line.strip_prefix("first sign-in (user admin, works once, for 24 hours): "))
+        .map(|link| link.replace("localhost", "127.0.0.1"));
+    (process, base, link, said)
+}
+
+/// What the process printed so far.
+fn process_lines(process: &Running) -> String {
+    process.stdout.seen.join("\n")
+}
+
+fn campaign_toml(root: &str) -> String {
+    format!(
+        r##"name = "slow"
+kind = "alimtalk"
+endpoint = {{ base_url = "{root}/standard", gateway_url = "{root}/gateway" }}
+
+[credentials]
+group_id = "{GROUP}"
+
+[message]
+service = 1001
+template = "ORDER_SHIPPED"
+text = "#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}"
+callback_no = "0212345678"
+
+[recipients]
+path = "x.csv"
+name = "name"
+variables = {{ VAR1 = "order_no" }}
+
+[send]
+chunk_size = 4
+concurrency = 2
+messages_per_second = 20
+
+[prices]
+alimtalk = 8
+"##
+    )
+}
+
+fn recipients() -> String {
+    let mut csv = String::from("phone,name,order_no\n");
+    for i in 0..RECIPIENTS {
+        csv.push_str(&format!("010{:08},고객{i},A-{i}\n", 40_000_000 + i));
+    }
+    csv
+}
+
+#[test]
+fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let sandbox = Sandbox::start(None);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (process, base, link, _) = serve(&workspace);
+    let mut admin = Browser::new(&base);
+    let id = runtime.block_on(async {
+        admin.welcome(&link.expect("a new workspace prints a sign-in link")).await;
+        admin.page("/campaigns/new").await;
+        let form = Form::new()
+            .text("csrf", admin.csrf.clone())
+            .text("name", "slow")
+            .part("campaign_file", Part::text(campaign_toml(&sandbox.root_url())).file_name("c.toml"))
+            .part("recipients", Part::text(recipients()).file_name("list.csv"));
+        let response = admin.post_multipart("/campaigns", form).await;
+        let id = campaign_id(&location(&response));
+        admin.page(&format!("/campaigns/{id}")).await;
+        admin.post(&format!("/campaigns/{id}/check"), &[]).await;
+        admin.post(&format!("/campaigns/{id}/submit"), &[]).await;
+        let response = admin.post(&format!("/campaigns/{id}/approve"), &[]).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "self-approval was allowed");
+        let amount = (RECIPIENTS * 8).to_string();
+        let response = admin.post(&format!("/campaigns/{id}/start"), &[("amount", &amount)]).await;
+        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
+        id
+    });
+
+    // Kill it mid-send.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sandbox.sent().total < 20 {
+        assert!(Instant::now() < deadline, "the run sends");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    process.kill();
+    let reached_before_restart = sandbox.sent();
+    assert!((reached_before_restart.total as usize) < RECIPIENTS, "killed before the end");
+
+    let (process, base, link, said) = serve(&workspace);
+    assert!(link.is_none());
+    assert!(said.contains("were sending when the console last ended"), "{said}");
+    let run_dir = workspace.join("runs").join(&id);
+    // No process holds the run: nothing resumed by itself.
+    let status = msgbatch::engine::status(&run_dir).expect("the run is not held by the restarted console");
+    assert!(status.pending > 0, "recipients are left");
+    let mut approver = Browser::new(&base);
+    approver.cookie = admin.cookie.clone();
+    runtime.block_on(async {
+        let (code, page) = approver.page(&format!("/campaigns/{id}")).await;
+        assert_eq!(code, StatusCode::OK, "the session survived the kill");
+        assert!(page.contains("state interrupted"), "{page}");
+        assert_eq!(
+            between(&page, "Uncertain: <strong>", "<"),
+            Some(status.uncertain.to_string())
+        );
+        approver.page("/campaigns").await;
+        approver.page(&format!("/campaigns/{id}/live")).await;
+    });
+    assert_eq!(
+        sandbox.sent(),
+        reached_before_restart,
+        "pages were loaded, nothing was sent: the restarted console did not resume by itself"
+    );
+
+    // The approver resumes it (uncertain left as they are).
+    runtime.block_on(async {
+        approver.page(&format!("/campaigns/{id}")).await;
+        let response = approver.post(&format!("/campaigns/{id}/resume"), &[]).await;
+        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let (_, page) = approver.page(&format!("/campaigns/{id}")).await;
+            let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
+            if state == "done" || state == "incomplete" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the resumed run ends: {state}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    drop(process);
+    let status = msgbatch::engine::status(&run_dir).unwrap();
+    assert!(status.balanced(), "{}", status.equation());
+    assert_eq!(status.pending, 0);
+    let sent = sandbox.sent();
+    assert!(sent.repeated().is_empty(), "no number twice: {:?}", sent.repeated());
+    assert!(sent.total as u64 >= status.sent && sent.total as u64 <= status.sent + status.uncertain);
+}
