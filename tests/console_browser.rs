@@ -1,0 +1,631 @@
+//! The console in a real browser: Debian's chromium driven through chromedriver (WebDriver, with `fantoccini`), two people in two sessions through the whole flow with real clicks, uploads and the live page's Server-Sent Events, and what a role forbids left off the pages; screenshots of the main pages land in `MSGBATCH_SCREENSHOTS` when it is set.
+
+mod common;
+
+use common::console::{Browser, TestConsole, PASSWORD};
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// The longest any wait for a condition lasts.
+const DEADLINE: Duration = Duration::from_secs(60);
+/// How often a condition is looked at again.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A notification campaign against the embedded sandbox, priced, sending 5 messages a second in
+/// chunks of 2 (a run of ten lasts long enough to be paused).
+const CAMPAIGN: &str = r##"name = "order-shipped"
+kind = "alimtalk"
+endpoint = "sandbox"
+
+[message]
+service = 1001
+template = "ORDER_SHIPPED"
+text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
+callback_no = "0212345678"
+
+[recipients]
+path = "whatever-the-uploader-had.xlsx"
+name = "name"
+variables = { VAR1 = "order_no" }
+
+[send]
+chunk_size = 2
+messages_per_second = 5
+budget = 100000
+
+[prices]
+alimtalk = 8
+"##;
+
+/// chromedriver, started by the test on a free port; killed (with the browsers it started, all in
+/// its process group) when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(group) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// chromedriver once its `/status` says ready; `None` (with a line saying so) when chromium or
+/// chromedriver is not installed.
+async fn driver() -> Option<Driver> {
+    if !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists() {
+        println!("skipped: chromium/chromedriver not installed");
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut command = Command::new(CHROMEDRIVER);
+    command
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let driver = Driver {
+        child: command.spawn().expect("chromedriver starts"),
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Ok(response) = http.get(format!("{}/status", driver.url)).send().await {
+            if let Ok(status) = response.json::<serde_json::Value>().await {
+                if status["value"]["ready"] == serde_json::Value::Bool(true) {
+                    return Some(driver);
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "chromedriver answers ready within a minute");
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// One person's browser: a WebDriver session of headless chromium with its own profile.
+struct Session {
+    client: Client,
+    base: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Session {
+    async fn open(driver: &Driver, base: &str) -> Session {
+        let profile = tempfile::tempdir().unwrap();
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    format!("--user-data-dir={}", profile.path().display()),
+                    "--window-size=1280,1000",
+                ],
+            }),
+        );
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&driver.url)
+            .await
+            .expect("a WebDriver session of chromium");
+        Session {
+            client,
+            base: base.to_string(),
+            _profile: profile,
+        }
+    }
+
+    async fn goto(&self, path: &str) {
+        let url = if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.base)
+        };
+        self.client.goto(&url).await.unwrap();
+    }
+
+    /// The current path (what follows the host).
+    async fn path(&self) -> String {
+        self.client.current_url().await.unwrap().path().to_string()
+    }
+
+    /// The element, once the page has it (after a click's navigation, say).
+    async fn wait(&self, css: &str) -> Element {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            if let Ok(element) = self.client.find(Locator::Css(css)).await {
+                return element;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{css} shows within a minute on {}",
+                self.path().await
+            );
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// An element's text, once the page has it and the text passes `ready`.
+    async fn wait_text(&self, css: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + DEADLINE;
+        let mut last = String::new();
+        loop {
+            if let Ok(element) = self.client.find(Locator::Css(css)).await {
+                if let Ok(text) = element.text().await {
+                    if ready(&text) {
+                        return text;
+                    }
+                    last = text;
+                }
+            }
+            assert!(Instant::now() < deadline, "{what} within a minute (last {css}: {last:?})");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Waits until the browser is on a page whose path passes `ready`; the path.
+    async fn wait_path(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let path = self.path().await;
+            if ready(&path) {
+                return path;
+            }
+            assert!(Instant::now() < deadline, "{what} within a minute (at {path})");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Clicks the button `css`, after checking its label.
+    async fn click(&self, css: &str, label: &str) {
+        let button = self.wait(css).await;
+        assert_eq!(button.text().await.unwrap().trim(), label, "the button {css}");
+        button.click().await.unwrap();
+    }
+
+    async fn fill(&self, css: &str, text: &str) {
+        let field = self.wait(css).await;
+        field.clear().await.unwrap();
+        field.send_keys(text).await.unwrap();
+    }
+
+    /// The page's visible text.
+    async fn text(&self) -> String {
+        self.wait("body").await.text().await.unwrap()
+    }
+
+    async fn has(&self, css: &str) -> bool {
+        !self.client.find_all(Locator::Css(css)).await.unwrap().is_empty()
+    }
+
+    /// Sets the password through a one-time link (which signs in).
+    async fn welcome(&self, link: &str) {
+        self.goto(link).await;
+        self.fill("input[name=password]", PASSWORD).await;
+        self.fill("input[name=again]", PASSWORD).await;
+        self.wait("form[action^='/welcome/'] button[type=submit]")
+            .await
+            .click()
+            .await
+            .unwrap();
+        self.wait_path("setting the password signs in", |path| !path.starts_with("/welcome/"))
+            .await;
+        self.wait("form.who").await;
+    }
+
+    async fn sign_in(&self, name: &str) {
+        self.goto("/signin").await;
+        self.fill("input[name=name]", name).await;
+        self.fill("input[name=password]", PASSWORD).await;
+        self.click("form[action='/signin'] button[type=submit]", "Sign in")
+            .await;
+        let who = self.wait_text("form.who span", "the top bar names who signed in", |who| {
+            who.starts_with(name)
+        });
+        who.await;
+    }
+
+    async fn sign_out(&self) {
+        self.click("form.who button", "Sign out").await;
+        self.wait_path("signing out leaves the console", |path| path == "/signin")
+            .await;
+    }
+
+    async fn screenshot(&self, folder: &Path, name: &str) {
+        let png = self.client.screenshot().await.unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
+        std::fs::write(folder.join(name), png).unwrap();
+    }
+
+    async fn close(self) {
+        let _ = self.client.close().await;
+    }
+}
+
+/// Where the screenshots go: `MSGBATCH_SCREENSHOTS`, else a temporary folder.
+fn screenshots() -> (PathBuf, Option<tempfile::TempDir>) {
+    match std::env::var_os("MSGBATCH_SCREENSHOTS") {
+        Some(folder) => {
+            let folder = PathBuf::from(folder);
+            std::fs::create_dir_all(&folder).unwrap();
+            (folder, None)
+        }
+        None => {
+            let temporary = tempfile::tempdir().unwrap();
+            (temporary.path().to_path_buf(), Some(temporary))
+        }
+    }
+}
+
+/// Ten valid rows (sheet rows 2 to 11), a landline (row 12) and a row without its order number
+/// (row 13).
+fn recipients_xlsx(path: &Path) {
+    let mut workbook = rust_xlsxwriter::Workbook::new();
+    let sheet = workbook.add_worksheet();
+    for (column, title) in ["phone", "name", "order_no"].into_iter().enumerate() {
+        sheet.write_string(0, column as u16, title).unwrap();
+    }
+    let mut rows: Vec<[String; 3]> = (0..10)
+        .map(|i| {
+            [
+                format!("010-3000-01{i:02}"),
+                format!("고객{i}"),
+                format!("A-{i}"),
+            ]
+        })
+        .collect();
+    rows.push(["02-123-4567".into(), "지점".into(), "A-90".into()]);
+    rows.push(["010-3000-0999".into(), "빈칸".into(), String::new()]);
+    for (row, cells) in rows.iter().enumerate() {
+        for (column, cell) in cells.iter().enumerate() {
+            if !cell.is_empty() {
+                sheet
+                    .write_string(row as u32 + 1, column as u16, cell)
+                    .unwrap();
+            }
+        }
+    }
+    workbook.save(path).unwrap();
+}
+
+/// The campaign id in a `/campaigns/ID...` path.
+fn campaign_id(path: &str) -> String {
+    common::console::campaign_id(path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_flow_in_a_real_browser() {
+    let Some(driver) = driver().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (shots, _temporary) = screenshots();
+    let console = TestConsole::start(&dir.path().join("workspace")).await;
+    let first = Session::open(&driver, &console.base).await;
+    let second = Session::open(&driver, &console.base).await;
+
+    // The admin sets a password through the first link and adds two people.
+    first
+        .welcome(console.first_link.as_deref().expect("an empty workspace prints a link"))
+        .await;
+    let mut links = Vec::new();
+    for (name, role) in [("mina", "editor"), ("joon", "approver")] {
+        first.goto("/users").await;
+        first.fill("form[action='/users'] input[name=name]", name).await;
+        first
+            .wait("form[action='/users'] select[name=role]")
+            .await
+            .select_by_value(role)
+            .await
+            .unwrap();
+        first.click("form[action='/users'] button", "Add a user").await;
+        let link = first
+            .wait_text("p.notice code", "the one-time link of the new user", |link| {
+                link.contains("/welcome/")
+            })
+            .await;
+        links.push(link.replace("localhost", "127.0.0.1"));
+    }
+    first.sign_out().await;
+
+    // joon sets his password in his own browser, and signs out until there is something to
+    // approve; mina sets hers in the first.
+    second.welcome(&links[1]).await;
+    second.sign_out().await;
+    first.welcome(&links[0]).await;
+
+    // mina: a new campaign from a campaign file and a workbook with two bad rows.
+    let toml = dir.path().join("campaign.toml");
+    std::fs::write(&toml, CAMPAIGN).unwrap();
+    let xlsx = dir.path().join("고객 목록.xlsx");
+    recipients_xlsx(&xlsx);
+    first.goto("/campaigns").await;
+    first.click("a[href='/campaigns/new']", "New campaign").await;
+    first.wait_path("the new campaign page", |path| path == "/campaigns/new").await;
+    first.fill("input[name=name]", "order-shipped").await;
+    first
+        .wait("input[type=file][name=campaign_file]")
+        .await
+        .send_keys(&toml.display().to_string())
+        .await
+        .unwrap();
+    first
+        .wait("input[type=file][name=recipients]")
+        .await
+        .send_keys(&xlsx.display().to_string())
+        .await
+        .unwrap();
+    first
+        .wait("form[action='/campaigns'] button[type=submit]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let path = first
+        .wait_path("the upload makes a campaign", |path| {
+            path.starts_with("/campaigns/") && path != "/campaigns/new"
+        })
+        .await;
+    let id = campaign_id(&path);
+    assert_eq!(
+        first.wait_text("h1 span.state", "a draft", |_| true).await,
+        "draft"
+    );
+
+    // Check now: the accounting and the rejected rows with their sheet rows.
+    first.click("form[action$='/check'] button", "Check now").await;
+    first
+        .wait_path("the check page", |path| path.ends_with("/check"))
+        .await;
+    let equation = first
+        .wait_text("p.equation", "the accounting", |_| true)
+        .await;
+    assert!(
+        equation.starts_with("rows 12 = valid 10 + rejected 2"),
+        "{equation}"
+    );
+    let mut rejected = Vec::new();
+    for row in first.client.find_all(Locator::Css("table thead + tbody tr")).await.unwrap() {
+        let cells: Vec<String> = {
+            let mut cells = Vec::new();
+            for cell in row.find_all(Locator::Css("td")).await.unwrap() {
+                cells.push(cell.text().await.unwrap());
+            }
+            cells
+        };
+        rejected.push(cells);
+    }
+    println!("rejected rows on the check page: {rejected:?}");
+    for (reason, row) in [("phone_invalid", "12"), ("variable_missing", "13")] {
+        assert!(
+            rejected
+                .iter()
+                .any(|cells| cells.iter().any(|c| c == reason) && cells.iter().any(|c| c == row)),
+            "{reason} at sheet row {row}: {rejected:?}"
+        );
+    }
+    let check = first.text().await;
+    assert!(check.contains("₩80"), "ten notifications at ₩8: {check}");
+    first.screenshot(&shots, "check.png").await;
+
+    // A test to one number; its answer, masked.
+    first.goto(&format!("/campaigns/{id}")).await;
+    first.fill("textarea[name=numbers]", "010-9999-0001").await;
+    first
+        .click("form[action$='/test-send'] button", "Send the test")
+        .await;
+    first
+        .wait_path("the test's answer page", |path| path.ends_with("/test-send"))
+        .await;
+    let answer = first.text().await;
+    assert!(answer.contains("010-****-0001"), "{answer}");
+    first.goto(&format!("/campaigns/{id}")).await;
+    first
+        .click("form[action$='/submit'] button", "Submit for approval")
+        .await;
+    first
+        .wait_text("h1 span.state", "submitted", |state| state == "awaiting_approval")
+        .await;
+    assert!(
+        !first.has("form[action$='/approve'] button").await,
+        "mina does not approve her own"
+    );
+
+    // joon: approves, then starts with the estimate typed out.
+    second.sign_in("joon").await;
+    second.goto("/campaigns").await;
+    second.click(&format!("a[href='/campaigns/{id}']"), "order-shipped").await;
+    second.click("form[action$='/approve'] button", "Approve").await;
+    second
+        .wait_text("h1 span.state", "approved", |state| state == "approved")
+        .await;
+    let estimate = second
+        .wait_text("section strong", "the estimate", |text| text.starts_with('₩'))
+        .await;
+    assert_eq!(estimate, "₩80");
+    second.fill("input[name=amount]", &estimate).await;
+    second.click("form[action$='/start'] button", "Start").await;
+    second
+        .wait_path("starting opens the live page", |path| path.ends_with("/live"))
+        .await;
+
+    // The live figures move without a reload; pause part way, then resume.
+    let sent = second
+        .wait_text("[data-live=sent]", "some but not all are sent", |sent| {
+            let sent: u64 = sent.parse().unwrap_or(0);
+            assert!(sent < 10, "the run ended before it could be paused");
+            sent > 0
+        })
+        .await;
+    println!("paused at sent {sent}");
+    second.click("button#pause", "Pause").await;
+    second
+        .wait_text("[data-live=phase]", "the run pauses", |phase| phase == "paused")
+        .await;
+    let held: u64 = second
+        .wait_text("[data-live=sent]", "the sent figure", |_| true)
+        .await
+        .parse()
+        .unwrap();
+    assert!(held < 10, "paused before the end: {held}");
+    second.screenshot(&shots, "live.png").await;
+    second.click("button#resume", "Resume").await;
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        second.goto(&format!("/campaigns/{id}")).await;
+        let state = second.wait_text("h1 span.state", "the state", |_| true).await;
+        if state == "done" {
+            break;
+        }
+        assert!(
+            !["stopped", "incomplete", "interrupted"].contains(&state.as_str()),
+            "the run ends done: {state}"
+        );
+        assert!(Instant::now() < deadline, "the run ends within a minute: {state}");
+        tokio::time::sleep(POLL).await;
+    }
+    second.goto("/campaigns").await;
+    second.screenshot(&shots, "campaigns.png").await;
+
+    // Results: report.csv, fetched with the browser's session, is what `report` writes.
+    let deadline = Instant::now() + DEADLINE;
+    let href = loop {
+        second.goto(&format!("/campaigns/{id}/results")).await;
+        if let Ok(link) = second
+            .client
+            .find(Locator::Css("ul.downloads a[href$='/files/report.csv']"))
+            .await
+        {
+            break link.attr("href").await.unwrap().unwrap();
+        }
+        assert!(Instant::now() < deadline, "the results list report.csv within a minute");
+        tokio::time::sleep(POLL).await;
+    };
+    second.screenshot(&shots, "results.png").await;
+    let session = second
+        .client
+        .get_all_cookies()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|cookie| cookie.name() == "msgbatch")
+        .expect("the browser holds the session cookie");
+    let response = reqwest::Client::new()
+        .get(format!("{}{href}", console.base))
+        .header(reqwest::header::COOKIE, format!("msgbatch={}", session.value()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    let downloaded = response.bytes().await.unwrap().to_vec();
+    let run_dir = console.workspace.join("runs").join(&id);
+    let again = dir.path().join("report-again");
+    msgbatch::report::write(
+        &run_dir,
+        Some(&again),
+        &msgbatch::report::ReportOptions {
+            lang: msgbatch::report::Lang::En,
+            csv_bom: false,
+            xlsx: msgbatch::report::Workbook::Never,
+        },
+    )
+    .unwrap();
+    assert_eq!(downloaded, std::fs::read(again.join("report.csv")).unwrap());
+    let status = msgbatch::engine::status(&run_dir).unwrap();
+    assert_eq!((status.rows, status.sent, status.pending), (12, 10, 0));
+    println!("screenshots in {}", shots.display());
+
+    first.close().await;
+    second.close().await;
+    drop(driver);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_is_refused_what_the_role_forbids() {
+    let Some(driver) = driver().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let console = TestConsole::start(&dir.path().join("workspace")).await;
+
+    // The people and a campaign awaiting approval, over plain HTTP.
+    let mut admin = console.admin().await;
+    let mut people: Vec<Browser> = Vec::new();
+    for (name, role) in [("mina", "editor"), ("vera", "viewer")] {
+        let link = admin.add_user(name, role).await;
+        let mut person = console.browser();
+        person.welcome(&link).await;
+        people.push(person);
+    }
+    let editor = &mut people[0];
+    editor.page("/campaigns/new").await;
+    let mut recipients = String::from("phone,name,order_no\n");
+    for i in 0..3 {
+        recipients.push_str(&format!("010-3000-{:04},고객{i},A-{i}\n", 100 + i));
+    }
+    let form = reqwest::multipart::Form::new()
+        .text("csrf", editor.csrf.clone())
+        .text("name", "order-shipped")
+        .part(
+            "campaign_file",
+            reqwest::multipart::Part::text(CAMPAIGN).file_name("campaign.toml"),
+        )
+        .part(
+            "recipients",
+            reqwest::multipart::Part::text(recipients).file_name("recipients.csv"),
+        );
+    let response = editor.post_multipart("/campaigns", form).await;
+    let id = campaign_id(&common::console::location(&response));
+    editor.page(&format!("/campaigns/{id}")).await;
+    editor.post(&format!("/campaigns/{id}/check"), &[]).await;
+    let response = editor.post(&format!("/campaigns/{id}/submit"), &[]).await;
+    assert_eq!(response.status(), reqwest::StatusCode::SEE_OTHER);
+
+    let browser = Session::open(&driver, &console.base).await;
+    // The editor sees the campaign awaiting approval, and no Approve button.
+    browser.sign_in("mina").await;
+    assert!(browser.has("a[href='/campaigns/new']").await, "an editor makes campaigns");
+    browser.goto(&format!("/campaigns/{id}")).await;
+    assert_eq!(
+        browser.wait_text("h1 span.state", "the state", |_| true).await,
+        "awaiting_approval"
+    );
+    assert!(!browser.has("form[action$='/approve']").await);
+    assert!(browser.text().await.contains("An approver approves it."));
+    browser.sign_out().await;
+
+    // A viewer has no New campaign link.
+    browser.sign_in("vera").await;
+    browser.goto("/campaigns").await;
+    browser
+        .wait(&format!("a[href='/campaigns/{id}']"))
+        .await;
+    assert!(!browser.has("a[href='/campaigns/new']").await, "a viewer makes none");
+    browser.close().await;
+    drop(driver);
+}
