@@ -43,6 +43,9 @@ budget = 100000
 alimtalk = 8
 "##;
 
+/// The campaign's name as typed in the browser.
+const NAME: &str = "주문 발송 안내";
+
 /// chromedriver, started by the test on a free port; killed (with the browsers it started, all in
 /// its process group) when dropped.
 struct Driver {
@@ -183,7 +186,13 @@ impl Session {
                     last = text;
                 }
             }
-            assert!(Instant::now() < deadline, "{what} within a minute (last {css}: {last:?})");
+            if Instant::now() >= deadline {
+                let page = self.client.source().await.unwrap_or_default();
+                panic!(
+                    "{what} within a minute (last {css}: {last:?}) on {}: {page}",
+                    self.path().await
+                );
+            }
             tokio::time::sleep(POLL).await;
         }
     }
@@ -291,22 +300,14 @@ fn recipients_xlsx(path: &Path) {
         sheet.write_string(0, column as u16, title).unwrap();
     }
     let mut rows: Vec<[String; 3]> = (0..10)
-        .map(|i| {
-            [
-                format!("010-3000-01{i:02}"),
-                format!("고객{i}"),
-                format!("A-{i}"),
-            ]
-        })
+        .map(|i| [format!("010-3000-01{i:02}"), format!("고객{i}"), format!("A-{i}")])
         .collect();
     rows.push(["02-123-4567".into(), "지점".into(), "A-90".into()]);
     rows.push(["010-3000-0999".into(), "빈칸".into(), String::new()]);
     for (row, cells) in rows.iter().enumerate() {
         for (column, cell) in cells.iter().enumerate() {
             if !cell.is_empty() {
-                sheet
-                    .write_string(row as u32 + 1, column as u16, cell)
-                    .unwrap();
+                sheet.write_string(row as u32 + 1, column as u16, cell).unwrap();
             }
         }
     }
@@ -340,7 +341,7 @@ async fn the_whole_flow_in_a_real_browser() {
         first
             .wait("form[action='/users'] select[name=role]")
             .await
-            .select_by_value(role)
+            .select_by_label(role)
             .await
             .unwrap();
         first.click("form[action='/users'] button", "Add a user").await;
@@ -349,7 +350,11 @@ async fn the_whole_flow_in_a_real_browser() {
                 link.contains("/welcome/")
             })
             .await;
-        links.push(link.replace("localhost", "127.0.0.1"));
+        // The code element reads "NAME: URL".
+        let url = link
+            .strip_prefix(&format!("{name}: "))
+            .unwrap_or_else(|| panic!("the link is named: {link}"));
+        links.push(url.replace("localhost", "127.0.0.1"));
     }
     first.sign_out().await;
 
@@ -366,8 +371,11 @@ async fn the_whole_flow_in_a_real_browser() {
     recipients_xlsx(&xlsx);
     first.goto("/campaigns").await;
     first.click("a[href='/campaigns/new']", "New campaign").await;
-    first.wait_path("the new campaign page", |path| path == "/campaigns/new").await;
-    first.fill("input[name=name]", "order-shipped").await;
+    first
+        .wait_path("the new campaign page", |path| path == "/campaigns/new")
+        .await;
+    // A Hangul name, so that every screenshot shows whether Hangul renders.
+    first.fill("input[name=name]", NAME).await;
     first
         .wait("input[type=file][name=campaign_file]")
         .await
@@ -391,26 +399,25 @@ async fn the_whole_flow_in_a_real_browser() {
             path.starts_with("/campaigns/") && path != "/campaigns/new"
         })
         .await;
+    // The upload leads to the campaign's edit page (columns and settings); the campaign's own
+    // page has the steps.
+    println!("after the upload: {path}");
     let id = campaign_id(&path);
-    assert_eq!(
-        first.wait_text("h1 span.state", "a draft", |_| true).await,
-        "draft"
-    );
+    first.goto(&format!("/campaigns/{id}")).await;
+    assert_eq!(first.wait_text("h1 span.state", "a draft", |_| true).await, "draft");
 
     // Check now: the accounting and the rejected rows with their sheet rows.
     first.click("form[action$='/check'] button", "Check now").await;
-    first
-        .wait_path("the check page", |path| path.ends_with("/check"))
-        .await;
-    let equation = first
-        .wait_text("p.equation", "the accounting", |_| true)
-        .await;
-    assert!(
-        equation.starts_with("rows 12 = valid 10 + rejected 2"),
-        "{equation}"
-    );
+    first.wait_path("the check page", |path| path.ends_with("/check")).await;
+    let equation = first.wait_text("p.equation", "the accounting", |_| true).await;
+    assert!(equation.starts_with("rows 12 = valid 10 + rejected 2"), "{equation}");
     let mut rejected = Vec::new();
-    for row in first.client.find_all(Locator::Css("table thead + tbody tr")).await.unwrap() {
+    for row in first
+        .client
+        .find_all(Locator::Css("table thead + tbody tr"))
+        .await
+        .unwrap()
+    {
         let cells: Vec<String> = {
             let mut cells = Vec::new();
             for cell in row.find_all(Locator::Css("td")).await.unwrap() {
@@ -436,9 +443,7 @@ async fn the_whole_flow_in_a_real_browser() {
     // A test to one number; its answer, masked.
     first.goto(&format!("/campaigns/{id}")).await;
     first.fill("textarea[name=numbers]", "010-9999-0001").await;
-    first
-        .click("form[action$='/test-send'] button", "Send the test")
-        .await;
+    first.click("form[action$='/test-send'] button", "Send the test").await;
     first
         .wait_path("the test's answer page", |path| path.ends_with("/test-send"))
         .await;
@@ -459,7 +464,7 @@ async fn the_whole_flow_in_a_real_browser() {
     // joon: approves, then starts with the estimate typed out.
     second.sign_in("joon").await;
     second.goto("/campaigns").await;
-    second.click(&format!("a[href='/campaigns/{id}']"), "order-shipped").await;
+    second.click(&format!("a[href='/campaigns/{id}']"), NAME).await;
     second.click("form[action$='/approve'] button", "Approve").await;
     second
         .wait_text("h1 span.state", "approved", |state| state == "approved")
@@ -609,7 +614,10 @@ async fn the_browser_is_refused_what_the_role_forbids() {
     let browser = Session::open(&driver, &console.base).await;
     // The editor sees the campaign awaiting approval, and no Approve button.
     browser.sign_in("mina").await;
-    assert!(browser.has("a[href='/campaigns/new']").await, "an editor makes campaigns");
+    assert!(
+        browser.has("a[href='/campaigns/new']").await,
+        "an editor makes campaigns"
+    );
     browser.goto(&format!("/campaigns/{id}")).await;
     assert_eq!(
         browser.wait_text("h1 span.state", "the state", |_| true).await,
@@ -622,9 +630,7 @@ async fn the_browser_is_refused_what_the_role_forbids() {
     // A viewer has no New campaign link.
     browser.sign_in("vera").await;
     browser.goto("/campaigns").await;
-    browser
-        .wait(&format!("a[href='/campaigns/{id}']"))
-        .await;
+    browser.wait(&format!("a[href='/campaigns/{id}']")).await;
     assert!(!browser.has("a[href='/campaigns/new']").await, "a viewer makes none");
     browser.close().await;
     drop(driver);

@@ -17,14 +17,24 @@ fn serve(workspace: &Path) -> (Running, String, Option<String>, String) {
     command
         .env_clear()
         .env("MSGBATCH_API_KEY", API_KEY)
-        .args(["serve", "--allow-self-approval", "--listen", "127.0.0.1:0", "--workspace"])
+        .args([
+            "serve",
+            "--allow-self-approval",
+            "--listen",
+            "127.0.0.1:0",
+            "--workspace",
+        ])
         .arg(workspace);
     let mut process = Running::spawn(command, "msgbatch serve");
     let line = process
         .stdout
         .wait_for("`msgbatch console:`", |line| line.starts_with("msgbatch console: "));
-    let base = line["msgbatch console: ".len()..].trim().replace("localhost", "127.0.0.1");
-    let said = process.stdout.wait_for("`Ctrl-C stops it.`", |line| line == "Ctrl-C stops it.");
+    let base = line["msgbatch console: ".len()..]
+        .trim()
+        .replace("localhost", "127.0.0.1");
+    let said = process
+        .stdout
+        .wait_for("`Ctrl-C stops it.`", |line| line == "Ctrl-C stops it.");
     let said = format!("{}\n{said}", process_lines(&process));
     let link = said
         .lines()
@@ -86,12 +96,17 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     let (process, base, link, _) = serve(&workspace);
     let mut admin = Browser::new(&base);
     let id = runtime.block_on(async {
-        admin.welcome(&link.expect("a new workspace prints a sign-in link")).await;
+        admin
+            .welcome(&link.expect("a new workspace prints a sign-in link"))
+            .await;
         admin.page("/campaigns/new").await;
         let form = Form::new()
             .text("csrf", admin.csrf.clone())
             .text("name", "slow")
-            .part("campaign_file", Part::text(campaign_toml(&sandbox.root_url())).file_name("c.toml"))
+            .part(
+                "campaign_file",
+                Part::text(campaign_toml(&sandbox.root_url())).file_name("c.toml"),
+            )
             .part("recipients", Part::text(recipients()).file_name("list.csv"));
         let response = admin.post_multipart("/campaigns", form).await;
         let id = campaign_id(&location(&response));
@@ -101,7 +116,9 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
         let response = admin.post(&format!("/campaigns/{id}/approve"), &[]).await;
         assert_eq!(response.status(), StatusCode::SEE_OTHER, "self-approval was allowed");
         let amount = (RECIPIENTS * 8).to_string();
-        let response = admin.post(&format!("/campaigns/{id}/start"), &[("amount", &amount)]).await;
+        let response = admin
+            .post(&format!("/campaigns/{id}/start"), &[("amount", &amount)])
+            .await;
         assert_eq!(location(&response), format!("/campaigns/{id}/live"));
         id
     });
@@ -114,7 +131,10 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     }
     process.kill();
     let reached_before_restart = sandbox.sent();
-    assert!((reached_before_restart.total as usize) < RECIPIENTS, "killed before the end");
+    assert!(
+        (reached_before_restart.total as usize) < RECIPIENTS,
+        "killed before the end"
+    );
 
     let (process, base, link, said) = serve(&workspace);
     assert!(link.is_none());
@@ -164,5 +184,5 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     assert_eq!(status.pending, 0);
     let sent = sandbox.sent();
     assert!(sent.repeated().is_empty(), "no number twice: {:?}", sent.repeated());
-    assert!(sent.total as u64 >= status.sent && sent.total as u64 <= status.sent + status.uncertain);
+    assert!(sent.total >= status.sent && sent.total <= status.sent + status.uncertain);
 }

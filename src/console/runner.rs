@@ -104,6 +104,10 @@ impl Board {
             charged: status.budget.map(|budget| budget.charged),
             reserved: status.budget.map(|budget| budget.reserved),
             budget: status.budget.and_then(|budget| budget.limit),
+            spend: spend_text(
+                status.budget.map(|budget| budget.charged),
+                status.budget.and_then(|b| b.limit),
+            ),
             errors: self.errors.lock().iter().cloned().collect(),
             waiting: self.waiting.lock().clone(),
             finished: self.finished.lock().clone(),
@@ -178,9 +182,20 @@ pub struct LiveView {
     pub charged: Option<i64>,
     pub reserved: Option<i64>,
     pub budget: Option<i64>,
+    /// Charged, and the budget, in won as people read them.
+    pub spend: String,
     pub errors: Vec<String>,
     pub waiting: Option<String>,
     pub finished: Option<String>,
+}
+
+/// `₩64 / ₩100,000`, or the charge alone without a budget.
+pub fn spend_text(charged: Option<i64>, budget: Option<i64>) -> String {
+    let charged = charged.map(crate::report::won).unwrap_or_else(|| "–".into());
+    match budget {
+        Some(limit) => format!("{charged} / {}", crate::report::won(limit)),
+        None => charged,
+    }
 }
 
 fn seconds_text(seconds: u64) -> String {

@@ -89,13 +89,31 @@ pub struct Store {
 }
 
 impl Store {
+    /// Opens console.db. A lock still held is waited for a few seconds: sled lets it go a moment
+    /// after the process (or the console) that held it ended, as at a quick restart.
     pub fn open(path: &Path) -> Result<Store, ConsoleError> {
-        let db = sled::open(path).map_err(|error| match error {
-            sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                ConsoleError::internal(format!("{} is in use by another `msgbatch serve`", path.display()))
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let db = loop {
+            match sled::open(path) {
+                Ok(db) => break db,
+                // sled reports a held lock as an I/O error of kind `Other` naming it.
+                Err(sled::Error::Io(io)) if io.to_string().contains("could not acquire lock") => {
+                    if std::time::Instant::now() >= deadline {
+                        return Err(ConsoleError::internal(format!(
+                            "{} is in use by another `msgbatch serve`",
+                            path.display()
+                        )));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(other) => {
+                    return Err(ConsoleError::internal(format!(
+                        "cannot open {}: {other}",
+                        path.display()
+                    )))
+                }
             }
-            other => ConsoleError::internal(format!("cannot open {}: {other}", path.display())),
-        })?;
+        };
         crate::files::make_private_tree(path).map_err(ConsoleError::from_io)?;
         Ok(Store { db })
     }

@@ -25,7 +25,7 @@
   var source = new EventSource(root.dataset.events);
   source.addEventListener("view", function (message) {
     var view = JSON.parse(message.data);
-    ["sent", "accepted", "not_accepted", "uncertain", "in_flight", "pending", "rate", "pace", "time_left", "charged", "waiting"].forEach(function (name) { set(name, view[name]); });
+    ["sent", "accepted", "not_accepted", "uncertain", "in_flight", "pending", "rate", "pace", "time_left", "spend", "waiting"].forEach(function (name) { set(name, view[name]); });
     set("phase", view.phase);
     if (fields.phase) fields.phase.className = "state " + view.phase;
     rows(fields.lanes, view.lanes, function (l) { return [l.lane, l.valid, l.sent, l.uncertain, l.sending, l.pending]; });

@@ -106,26 +106,22 @@ pub async fn list(
 fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
     if let Some(run) = console.runs.get(&record.id) {
         let view = run.board.view();
-        return (view.sent.to_string(), spend_text(view.charged, view.budget));
+        return (
+            view.sent.to_string(),
+            crate::console::runner::spend_text(view.charged, view.budget),
+        );
     }
     if record.state.has_run() {
         if let Ok(status) = crate::engine::status(&console.workspace.run_dir(&record.id)) {
             let budget = status.budget.unwrap_or_default();
             return (
                 status.sent.to_string(),
-                spend_text(status.budget.map(|b| b.charged), budget.limit),
+                crate::console::runner::spend_text(status.budget.map(|b| b.charged), budget.limit),
             );
         }
     }
     let budget = record.check.as_ref().and_then(|check| check.budget);
-    ("0".into(), spend_text(None, budget))
-}
-
-fn spend_text(charged: Option<i64>, budget: Option<i64>) -> String {
-    match budget {
-        Some(limit) => format!("{} / {}", super::won_opt(charged), super::won(limit)),
-        None => super::won_opt(charged),
-    }
+    ("0".into(), crate::console::runner::spend_text(None, budget))
 }
 
 #[derive(Template)]

@@ -63,6 +63,10 @@ fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)
         charged: status.budget.map(|budget| budget.charged),
         reserved: status.budget.map(|budget| budget.reserved),
         budget: status.budget.and_then(|budget| budget.limit),
+        spend: runner::spend_text(
+            status.budget.map(|budget| budget.charged),
+            status.budget.and_then(|budget| budget.limit),
+        ),
         errors: Vec::new(),
         waiting: None,
         finished: record.run.as_ref().and_then(|run| run.end.clone()),
@@ -301,7 +305,10 @@ pub async fn results_page(
         .unwrap_or_else(|| "–".into());
     render(ResultsPage {
         w: signed.words,
-        can_retry: signed.can(Role::Editor) && console.runs.get(&id).is_none(),
+        // Only when the service did not take some: "retry failed" of nothing makes an empty draft.
+        can_retry: signed.can(Role::Editor)
+            && console.runs.get(&id).is_none()
+            && summary.as_ref().is_some_and(|summary| summary.status.not_accepted > 0),
         me: Me::of(&signed),
         c: record,
         summary,
