@@ -45,6 +45,17 @@ pub struct Chosen {
     pub recipient: Recipient,
 }
 
+impl MessagePreview {
+    /// Its length as people read it: characters and EUC-KR bytes, or why there are none.
+    pub fn length_text(&self) -> String {
+        match (self.chars, self.bytes) {
+            (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
+            (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
+            _ => "filled at the service".into(),
+        }
+    }
+}
+
 impl<'a> Previews<'a> {
     pub fn new(campaign: &'a Campaign, per_lane: usize) -> Previews<'a> {
         Previews {

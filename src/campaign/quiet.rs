@@ -30,6 +30,21 @@ pub struct QuietWindow {
 }
 
 impl QuietWindow {
+    /// What `validate` and the console's check say when the campaign's quiet hours are in force
+    /// now; `None` outside them (or without any).
+    pub fn in_force_now(campaign: &Campaign) -> Option<String> {
+        let window = QuietWindow::for_campaign(campaign)?;
+        let now = now_kst().ok()?;
+        window.contains(now).then(|| {
+            format!(
+                "{} now: {} ({:?})",
+                window.describe(),
+                window.reason,
+                campaign.send.quiet_hours
+            )
+        })
+    }
+
     /// The window that applies to a campaign, if any.
     pub fn for_campaign(campaign: &Campaign) -> Option<QuietWindow> {
         let at = |h, m| NaiveTime::from_hms_opt(h, m, 0).expect("valid time");

@@ -3,7 +3,7 @@
 use super::exit::Exit;
 use super::output;
 use super::progress::Terminal;
-use crate::campaign::quiet::{now_kst, QuietWindow};
+use crate::campaign::quiet::QuietWindow;
 use crate::campaign::{Campaign, Lane};
 use crate::engine::test_send::{TestSend, TestSendOptions};
 use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink, Status};
@@ -53,27 +53,8 @@ pub fn validate(
         }
     })?;
     let preview = previews.map(Previews::finish);
-    let quiet_hours_now = QuietWindow::for_campaign(&campaign).and_then(|window| {
-        let now = now_kst().ok()?;
-        window.contains(now).then(|| {
-            format!(
-                "{} now: {} ({:?})",
-                window.describe(),
-                window.reason,
-                campaign.send.quiet_hours
-            )
-        })
-    });
-    let chunks = campaign
-        .lanes()
-        .into_iter()
-        .map(|lane| {
-            (
-                lane.as_str().to_string(),
-                scan.chunks_in(lane, campaign.send.chunk_size),
-            )
-        })
-        .collect();
+    let quiet_hours_now = QuietWindow::in_force_now(&campaign);
+    let chunks = scan.chunks_by_lane(&campaign);
     if json {
         output::json(&ValidateOutput {
             campaign: path,
@@ -156,11 +137,7 @@ fn print_previews(previews: &BTreeMap<Lane, Vec<MessagePreview>>) {
         println!();
         println!("preview    {} ({} message(s))", lane.as_str(), messages.len());
         for message in messages {
-            let length = match (message.chars, message.bytes) {
-                (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
-                (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
-                _ => "filled at the service".into(),
-            };
+            let length = message.length_text();
             println!(
                 "  row {} {} ({}; {}; billed {})",
                 message.row, message.phone, message.chosen, length, message.billing_class
@@ -547,11 +524,7 @@ pub async fn send_test(path: &Path, options: &TestSendOptions, json: bool) -> Re
 fn print_test_send(sent: &TestSend) {
     for message in &sent.messages {
         let preview = &message.preview;
-        let length = match (preview.chars, preview.bytes) {
-            (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
-            (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
-            _ => "filled at the service".into(),
-        };
+        let length = preview.length_text();
         println!(
             "row {} ({}): lane {}, billed {}, {length}",
             preview.row,

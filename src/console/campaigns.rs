@@ -96,7 +96,7 @@ pub struct CheckRecord {
     /// The file was refused as a whole (named); nothing else below is then known.
     pub refusal: Option<String>,
     pub scan: Option<Scan>,
-    pub chunks: Vec<(String, u64)>,
+    pub chunks: std::collections::BTreeMap<String, u64>,
     pub previews: Vec<PreviewView>,
     /// Won: the estimate without fallbacks, and at most with every fallback.
     pub estimate: Option<i64>,
@@ -153,6 +153,19 @@ pub struct CampaignRecord {
     pub submitted_by: Option<String>,
     pub approval: Option<Approval>,
     pub run: Option<RunRecord>,
+}
+
+impl CampaignRecord {
+    /// Records who changed it, and when.
+    pub fn touch(&mut self, by: &str) {
+        self.updated_at = now_text();
+        self.updated_by = by.to_string();
+    }
+
+    /// Whether `user` made or submitted it (the two-person rule's question).
+    pub fn is_own(&self, user: &str) -> bool {
+        self.author == user || self.submitted_by.as_deref() == Some(user)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -226,6 +239,28 @@ impl Workspace {
     }
 }
 
+/// A campaign's settings as a TOML table; the error names campaign.toml.
+pub fn parse_settings(text: &str) -> Result<toml::Table, ConsoleError> {
+    toml::from_str(text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))
+}
+
+/// The `[recipients]` table of the settings, made if missing.
+fn recipients_section(table: &mut toml::Table) -> Result<&mut toml::Table, ConsoleError> {
+    table
+        .entry("recipients")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| ConsoleError::Invalid("campaign.toml: `recipients` must be a table".into()))
+}
+
+/// [`Workspace::fingerprint`] on a blocking thread (it reads every file whole).
+pub async fn fingerprint_now(workspace: &Workspace, record: &CampaignRecord) -> Result<String, ConsoleError> {
+    let (workspace, record) = (workspace.clone(), record.clone());
+    tokio::task::spawn_blocking(move || workspace.fingerprint(&record))
+        .await
+        .map_err(ConsoleError::internal)?
+}
+
 /// The campaign text with the console's file names in place of the uploader's paths, and no
 /// output folder of its own (the console puts the run in `runs/ID`).
 pub fn with_stored_paths(
@@ -233,17 +268,9 @@ pub fn with_stored_paths(
     recipients: Option<&StoredFile>,
     suppression: Option<&StoredFile>,
 ) -> Result<String, ConsoleError> {
-    let mut table: toml::Table =
-        toml::from_str(text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))?;
+    let mut table = parse_settings(text)?;
     table.remove("output");
-    let section = table
-        .entry("recipients")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    let Some(section) = section.as_table_mut() else {
-        return Err(ConsoleError::Invalid(
-            "campaign.toml: `recipients` must be a table".into(),
-        ));
-    };
+    let section = recipients_section(&mut table)?;
     if let Some(file) = recipients {
         section.insert("path".into(), toml::Value::String(file.stored.clone()));
     }
@@ -260,16 +287,8 @@ pub fn with_stored_paths(
 
 /// Sets the mapped columns (and the sheet) in the campaign text.
 pub fn with_columns(text: &str, phone: &str, name: &str, sheet: &str) -> Result<String, ConsoleError> {
-    let mut table: toml::Table =
-        toml::from_str(text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))?;
-    let section = table
-        .entry("recipients")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    let Some(section) = section.as_table_mut() else {
-        return Err(ConsoleError::Invalid(
-            "campaign.toml: `recipients` must be a table".into(),
-        ));
-    };
+    let mut table = parse_settings(text)?;
+    let section = recipients_section(&mut table)?;
     for (key, value) in [("phone", phone), ("name", name), ("sheet", sheet)] {
         if value.is_empty() {
             section.remove(key);

@@ -2,8 +2,7 @@
 
 use super::campaigns::{CampaignRecord, CheckRecord, PreviewView, Workspace};
 use super::error::ConsoleError;
-use crate::campaign::quiet::{now_kst, QuietWindow};
-use crate::campaign::Campaign;
+use crate::campaign::quiet::QuietWindow;
 use crate::engine::{self, events::Ignore};
 use crate::preview::{MessagePreview, Previews};
 use std::path::{Path, PathBuf};
@@ -39,12 +38,12 @@ pub fn check(workspace: &Workspace, record: &CampaignRecord, by: &str) -> Result
         seconds: 0.0,
         refusal: None,
         scan: None,
-        chunks: Vec::new(),
+        chunks: Default::default(),
         previews: Vec::new(),
         estimate: None,
         worst_case: None,
         budget: campaign.send.budget,
-        quiet_hours_now: quiet_hours_now(&campaign),
+        quiet_hours_now: QuietWindow::in_force_now(&campaign),
     };
     match found {
         Err(refusal) => record.refusal = Some(refusal),
@@ -69,25 +68,8 @@ pub fn check(workspace: &Workspace, record: &CampaignRecord, by: &str) -> Result
     Ok(record)
 }
 
-fn quiet_hours_now(campaign: &Campaign) -> Option<String> {
-    let window = QuietWindow::for_campaign(campaign)?;
-    let now = now_kst().ok()?;
-    window.contains(now).then(|| {
-        format!(
-            "{} now: {} (quiet_hours = {:?})",
-            window.describe(),
-            window.reason,
-            campaign.send.quiet_hours
-        )
-    })
-}
-
 fn preview_view(message: MessagePreview) -> PreviewView {
-    let length = match (message.chars, message.bytes) {
-        (Some(chars), Some(bytes)) => format!("{chars} characters, {bytes} bytes EUC-KR"),
-        (Some(chars), None) => format!("{chars} characters, not encodable in EUC-KR"),
-        _ => "filled at the service".into(),
-    };
+    let length = message.length_text();
     let text = match message.text {
         Some(text) => text,
         None => {

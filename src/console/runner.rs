@@ -73,19 +73,8 @@ impl Board {
             "–".to_string()
         };
         LiveView {
-            phase: self.phase(&snapshot),
-            lanes: status
-                .lanes
-                .iter()
-                .map(|(lane, figures)| LaneRow {
-                    lane: lane.as_str(),
-                    valid: figures.valid,
-                    sent: figures.sent,
-                    uncertain: figures.uncertain,
-                    sending: figures.sending,
-                    pending: figures.pending,
-                })
-                .collect(),
+            phase: self.phase_of(&snapshot),
+            lanes: LaneRow::all(status),
             sent: status.sent,
             accepted: status.accepted,
             not_accepted: status.not_accepted,
@@ -114,7 +103,12 @@ impl Board {
         }
     }
 
-    fn phase(&self, snapshot: &Snapshot) -> &'static str {
+    /// `sending`, `paused`, `scheduled`, `stopping` or `finished`, without touching the rate's samples.
+    pub fn phase(&self) -> &'static str {
+        self.phase_of(&self.live.snapshot())
+    }
+
+    fn phase_of(&self, snapshot: &Snapshot) -> &'static str {
         if self.finished.lock().is_some() {
             "finished"
         } else if snapshot.stopping {
@@ -164,6 +158,24 @@ pub struct LaneRow {
     pub uncertain: u64,
     pub sending: u64,
     pub pending: u64,
+}
+
+impl LaneRow {
+    /// The lanes of a status, in lane order.
+    pub fn all(status: &crate::engine::Status) -> Vec<LaneRow> {
+        status
+            .lanes
+            .iter()
+            .map(|(lane, figures)| LaneRow {
+                lane: lane.as_str(),
+                valid: figures.valid,
+                sent: figures.sent,
+                uncertain: figures.uncertain,
+                sending: figures.sending,
+                pending: figures.pending,
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -332,7 +344,7 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
             let _ = std::fs::remove_dir_all(&run_dir);
             record.run = None;
         }
-        record.updated_at = super::campaigns::now_text();
+        record.touch("console");
         console.store.put_campaign(id, &record)?;
         console.store.audit("console", "run ended", Some(id), &end)?;
     }

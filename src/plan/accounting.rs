@@ -41,6 +41,20 @@ impl Scan {
             .div_ceil(chunk_size as u64)
     }
 
+    /// Chunks per lane of the campaign, by lane name (`validate` and the console's check).
+    pub fn chunks_by_lane(&self, campaign: &crate::campaign::Campaign) -> BTreeMap<String, u64> {
+        campaign
+            .lanes()
+            .into_iter()
+            .map(|lane| {
+                (
+                    lane.as_str().to_string(),
+                    self.chunks_in(lane, campaign.send.chunk_size),
+                )
+            })
+            .collect()
+    }
+
     /// Counts one row's fate.
     pub fn count(&mut self, fate: &Fate) {
         self.rows += 1;

@@ -17,7 +17,7 @@ use serde::Deserialize;
 pub fn shown_state(console: &Shared, record: &CampaignRecord) -> &'static str {
     if record.state == State::Sending {
         match console.runs.get(&record.id) {
-            Some(run) => match run.board.view().phase {
+            Some(run) => match run.board.phase() {
                 "paused" => "paused",
                 "scheduled" => "scheduled",
                 _ => "sending",
@@ -309,7 +309,7 @@ pub async fn overview(
         history: console.store.audit_log(Some(&id), 50)?,
         can_edit: signed.can(Role::Editor),
         can_approve: signed.can(Role::Approver),
-        own: record.author == signed.user.name || record.submitted_by.as_deref() == Some(&signed.user.name),
+        own: record.is_own(&signed.user.name),
         two_person: console.two_person,
         estimate,
         uncertain,
@@ -399,8 +399,7 @@ pub async fn edit(
             upload.field("sheet"),
         )?;
     }
-    let settings: toml::Table =
-        toml::from_str(&text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))?;
+    let settings: toml::Table = campaigns::parse_settings(&text)?;
     write_settings(&console, &record, &text)?;
     (record.name, record.kind) = name_and_kind(&settings);
     void_check(&mut record, &signed.user.name);
@@ -415,6 +414,5 @@ pub fn void_check(record: &mut CampaignRecord, by: &str) {
     record.check = None;
     record.approval = None;
     record.submitted_by = None;
-    record.updated_at = campaigns::now_text();
-    record.updated_by = by.to_string();
+    record.touch(by);
 }

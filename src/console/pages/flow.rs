@@ -53,14 +53,7 @@ pub async fn check_page(
     let record = campaigns::find(&console.store, &id)?;
     let (header, rejects, more) = check::rejects_page(&check::rejects_path(&console.workspace, &id), query.page)?;
     let current = match &record.check {
-        Some(check) => {
-            let workspace = console.workspace.clone();
-            let probe = record.clone();
-            let now = tokio::task::spawn_blocking(move || workspace.fingerprint(&probe))
-                .await
-                .map_err(ConsoleError::internal)??;
-            now == check.fingerprint
-        }
+        Some(check) => campaigns::fingerprint_now(&console.workspace, &record).await? == check.fingerprint,
         None => false,
     };
     let check = record.check.clone();
@@ -123,8 +116,7 @@ pub async fn run_check(
     record.approval = None;
     record.submitted_by = None;
     record.check = Some(found);
-    record.updated_at = campaigns::now_text();
-    record.updated_by = signed.user.name.clone();
+    record.touch(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
     console.store.audit(&signed.user.name, "checked", Some(&id), &summary)?;
     Ok(to(format!("/campaigns/{id}/check")))
@@ -225,11 +217,7 @@ pub async fn test_send(
 
 /// The check must be of the files as they are now; otherwise the campaign goes back to draft.
 async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) -> Result<String, ConsoleError> {
-    let workspace = console.workspace.clone();
-    let probe = record.clone();
-    let now = tokio::task::spawn_blocking(move || workspace.fingerprint(&probe))
-        .await
-        .map_err(ConsoleError::internal)??;
+    let now = campaigns::fingerprint_now(&console.workspace, record).await?;
     let checked = record.check.as_ref().map(|check| check.fingerprint.clone());
     if checked.as_deref() != Some(now.as_str()) {
         super::campaign::void_check(record, by);
@@ -262,8 +250,7 @@ pub async fn submit(
     still_current(&console, &mut record, &signed.user.name).await?;
     record.state = State::AwaitingApproval;
     record.submitted_by = Some(signed.user.name.clone());
-    record.updated_at = campaigns::now_text();
-    record.updated_by = signed.user.name.clone();
+    record.touch(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
     console.store.audit(&signed.user.name, "submitted", Some(&id), "")?;
     Ok(to(format!("/campaigns/{id}")))
@@ -284,8 +271,7 @@ pub async fn approve(
             record.state.as_str()
         )));
     }
-    let own = record.author == signed.user.name || record.submitted_by.as_deref() == Some(&signed.user.name);
-    if console.two_person && own {
+    if console.two_person && record.is_own(&signed.user.name) {
         return Err(ConsoleError::Forbidden(
             "nobody approves their own campaign: another approver must approve it".into(),
         ));
@@ -299,8 +285,7 @@ pub async fn approve(
         estimate,
     });
     record.state = State::Approved;
-    record.updated_at = campaigns::now_text();
-    record.updated_by = signed.user.name.clone();
+    record.touch(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
     console
         .store
@@ -381,8 +366,7 @@ pub async fn start(
     }
     record.state = State::Sending;
     record.run = Some(runner::run_record(&signed.user.name, start_at.as_ref()));
-    record.updated_at = campaigns::now_text();
-    record.updated_by = signed.user.name.clone();
+    record.touch(&signed.user.name);
     // On disk before the run starts: a console killed from here on shows it `interrupted`.
     console.store.put_campaign(&id, &record)?;
     console.store.audit(

@@ -39,18 +39,7 @@ fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)
     let status = crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?;
     let view = LiveView {
         phase: "finished",
-        lanes: status
-            .lanes
-            .iter()
-            .map(|(lane, figures)| runner::LaneRow {
-                lane: lane.as_str(),
-                valid: figures.valid,
-                sent: figures.sent,
-                uncertain: figures.uncertain,
-                sending: 0,
-                pending: figures.pending,
-            })
-            .collect(),
+        lanes: runner::LaneRow::all(&status),
         sent: status.sent,
         accepted: status.accepted,
         not_accepted: status.not_accepted,
@@ -218,8 +207,7 @@ pub async fn resume(
     if let Some(run) = &mut record.run {
         run.end = None;
     }
-    record.updated_at = campaigns::now_text();
-    record.updated_by = signed.user.name.clone();
+    record.touch(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
     console.store.audit(
         &signed.user.name,
