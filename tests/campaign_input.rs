@@ -660,6 +660,74 @@ fn suppression_list_removes_its_numbers_whatever_their_spelling() {
     );
 }
 
+#[test]
+fn opt_out_list_removes_its_numbers_from_an_advertising_campaign_and_not_from_a_notification() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = SandboxProcess::start();
+    let rows: Vec<Vec<String>> = ["010-7210-0001", "010-7210-0002", "010-7210-0003", "010-7210-0004"]
+        .iter()
+        .map(|phone| vec![phone.to_string(), "김민수".into(), "WINTER10".into()])
+        .collect();
+    write(dir.path(), "people.csv", csv_text(&["phone", "name", "coupon"], &rows));
+    // 0001 is in both lists (counted as suppressed, not as opted out); 0002 is spelled otherwise.
+    write(dir.path(), "suppression.csv", "phone\n010-7210-0001\n");
+    write(
+        dir.path(),
+        "refused.csv",
+        "phone\n01072100001\n+82 10 7210 0002\n010-7210-0099\n",
+    );
+    let endpoint = sandbox.endpoint_toml();
+    let campaign = |advertising: bool| {
+        let text = if advertising {
+            "(광고) #{name}님 쿠폰 #{VAR1} 무료거부 0801234567"
+        } else {
+            SMS_TEMPLATE
+        };
+        write(
+            dir.path(),
+            &format!("ad-{advertising}.toml"),
+            format!(
+                "kind = \"sms\"\n{endpoint}[credentials]\ngroup_id = \"demo\"\n[message]\nservice = 3001\ntext = \"{text}\"\ncallback_no = \"0212345678\"\nadvertising = {advertising}\n[recipients]\npath = \"people.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"coupon\" }}\nsuppression = \"suppression.csv\"\nopt_outs = \"refused.csv\"\n[send]\nquiet_hours = \"off\"\n"
+            ),
+        )
+    };
+    let advertising = campaign(true);
+    let json = validate_json(dir.path(), &advertising);
+    assert_eq!(
+        (
+            u(&json, "suppressed"),
+            u(&json, "opted_out"),
+            u(&json, "opt_out_entries"),
+            u(&json, "valid")
+        ),
+        (2, 1, 3, 2),
+        "{json:#}"
+    );
+    let printed = exec(msgbatch(dir.path()), &["validate", path_str(&advertising)]).expect_code(0, "validate");
+    assert!(
+        printed.stdout.contains("opted out 1 (opt-out list of 3)"),
+        "{}",
+        printed.show()
+    );
+    run_complete(dir.path(), &advertising, &dir.path().join("run"));
+    assert_eq!(
+        sandbox.sent().numbers,
+        BTreeMap::from([("01072100003".to_string(), 1), ("01072100004".to_string(), 1)]),
+        "neither the suppressed nor the opted-out number was sent"
+    );
+
+    let notification = campaign(false);
+    let json = validate_json(dir.path(), &notification);
+    assert_eq!((u(&json, "suppressed"), u(&json, "valid")), (1, 3), "{json:#}");
+    assert!(json.get("opted_out").is_none(), "{json:#}");
+    let printed = exec(msgbatch(dir.path()), &["validate", path_str(&notification)]).expect_code(0, "validate");
+    assert!(
+        printed.stdout.contains("opt-out list not applied"),
+        "{}",
+        printed.show()
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Quiet hours.
 

@@ -2,11 +2,10 @@
 
 mod common;
 
-use common::console::{between, campaign_id, location, Browser, TestConsole, PASSWORD};
+use common::console::{approved, campaign_id, location, run_status, team, until_ended, Browser, TestConsole, PASSWORD};
 use msgbatch::console::store::{Role, Store};
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
-use std::path::Path;
 use std::time::Duration;
 
 /// A notification campaign against the embedded sandbox, priced, with a budget.
@@ -69,69 +68,6 @@ async fn upload(editor: &mut Browser) -> String {
         .await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "the upload makes a campaign");
     campaign_id(&location(&response))
-}
-
-struct Team {
-    console: TestConsole,
-    admin: Browser,
-    editor: Browser,
-    approver: Browser,
-    viewer: Browser,
-}
-
-async fn team(dir: &Path) -> Team {
-    let console = TestConsole::start(&dir.join("workspace")).await;
-    let mut admin = console.admin().await;
-    let mut people = Vec::new();
-    for (name, role) in [("mina", "editor"), ("joon", "approver"), ("vera", "viewer")] {
-        let link = admin.add_user(name, role).await;
-        let mut browser = console.browser();
-        browser.welcome(&link).await;
-        people.push(browser);
-    }
-    let viewer = people.pop().unwrap();
-    let approver = people.pop().unwrap();
-    let editor = people.pop().unwrap();
-    Team {
-        console,
-        admin,
-        editor,
-        approver,
-        viewer,
-    }
-}
-
-/// Checks, submits and approves a campaign (editor, then approver).
-async fn approved(team: &mut Team, id: &str) {
-    team.editor.page(&format!("/campaigns/{id}")).await;
-    let response = team.editor.post(&format!("/campaigns/{id}/check"), &[]).await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let response = team.editor.post(&format!("/campaigns/{id}/submit"), &[]).await;
-    assert_eq!(
-        response.status(),
-        StatusCode::SEE_OTHER,
-        "a checked campaign is submitted"
-    );
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team.approver.post(&format!("/campaigns/{id}/approve"), &[]).await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER, "another person approves it");
-}
-
-/// Waits for the campaign's run to end (each look is a page load, as a person reloading).
-async fn until_ended(browser: &mut Browser, id: &str) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
-        let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
-        if ["done", "stopped", "incomplete"].contains(&state.as_str()) {
-            return state;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run ends within a minute: {state}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,7 +143,7 @@ async fn two_people_check_test_approve_start_and_download_the_report() {
     // The run is an ordinary run directory: `status` reads it, and the console's report.csv is
     // the one `report` writes.
     let run_dir = team.console.workspace.join("runs").join(&id);
-    let status = msgbatch::engine::status(&run_dir).unwrap();
+    let status = run_status(&run_dir).await;
     assert_eq!(
         (status.rows, status.sent, status.accepted, status.pending),
         (14, 12, 12, 0)

@@ -301,3 +301,28 @@ fn ctrl_c_while_waiting_for_the_start_leaves_a_run_that_resume_sends() {
     let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(0, "resume");
     assert!(resumed.stdout.contains("sent 2"), "{}", resumed.show());
 }
+
+#[test]
+fn an_opt_out_list_changed_after_the_start_refuses_the_resume_until_it_is_as_it_was() {
+    let (dir, campaign) = advertising_campaign_in_a_new_dir();
+    let settings = std::fs::read_to_string(&campaign).unwrap() + "opt_outs = \"refused.csv\"\n";
+    std::fs::write(&campaign, settings).unwrap();
+    let refused = dir.path().join("refused.csv");
+    std::fs::write(&refused, "phone\n010-9999-0000\n").unwrap();
+    let out = dir.path().join("run");
+    let (mut child, seen) = start_a_scheduled_run(dir.path(), &campaign, &out);
+    interrupt(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(3), "stderr: {seen:?}");
+
+    // One of the two recipients asks not to get advertising while the run waits.
+    std::fs::write(&refused, "phone\n010-9999-0000\n010-2000-1001\n").unwrap();
+    let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(2, "refused");
+    assert!(
+        resumed.stderr.contains("opt-out list") && resumed.stderr.contains("start a new run"),
+        "{}",
+        resumed.show()
+    );
+    std::fs::write(&refused, "phone\n010-9999-0000\n").unwrap();
+    let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(0, "resume");
+    assert!(resumed.stdout.contains("sent 2"), "{}", resumed.show());
+}

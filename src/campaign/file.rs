@@ -123,6 +123,9 @@ pub(super) struct RecipientsFile {
     pub variables: BTreeMap<String, String>,
     pub suppression: Option<PathBuf>,
     pub suppression_column: Option<String>,
+    /// Numbers that refused advertising (column `phone`, or the only one): applied to an
+    /// advertising campaign only, on top of `suppression`.
+    pub opt_outs: Option<PathBuf>,
     pub drop_duplicates: Option<bool>,
 }
 

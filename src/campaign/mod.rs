@@ -187,6 +187,9 @@ pub struct Recipients {
     pub variables: Vec<(String, String)>,
     pub suppression: Option<PathBuf>,
     pub suppression_column: String,
+    /// Numbers that refused advertising: the plan applies them only when the campaign
+    /// advertises ([`Campaign::opt_outs_applied`]); a matched row is suppressed.
+    pub opt_outs: Option<PathBuf>,
     pub drop_duplicates: bool,
 }
 
@@ -265,6 +268,12 @@ impl Campaign {
             message: error.to_string(),
         })?;
         validate::Validator::new(path).campaign(file)
+    }
+
+    /// The opt-out list the plan applies: the campaign's, when it advertises (the law's opt-out
+    /// covers advertising; a notification goes to everyone it concerns).
+    pub fn opt_outs_applied(&self) -> Option<&Path> {
+        self.recipients.opt_outs.as_deref().filter(|_| self.is_advertising())
     }
 
     /// Whether quiet hours apply: advertising SMS/LMS and every brand message.

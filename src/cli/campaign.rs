@@ -91,6 +91,14 @@ pub fn validate(
                 String::new()
             }
         );
+        if campaign.opt_outs_applied().is_some() {
+            println!(
+                "  opted out {} (opt-out list of {})",
+                scan.opted_out, scan.opt_out_entries
+            );
+        } else if campaign.recipients.opt_outs.is_some() {
+            println!("  opt-out list not applied: the campaign does not advertise");
+        }
         if let Some(charge) = &scan.estimated_charge {
             let total: i64 = charge.values().sum();
             let parts: Vec<String> = charge

@@ -103,6 +103,9 @@ pub struct CheckRecord {
     pub worst_case: Option<i64>,
     pub budget: Option<i64>,
     pub quiet_hours_now: Option<String>,
+    /// Whether the campaign advertises, so the workspace's opt-out list applied to it.
+    #[serde(default)]
+    pub advertising: bool,
 }
 
 impl CheckRecord {
@@ -156,6 +159,15 @@ pub struct CampaignRecord {
 }
 
 impl CampaignRecord {
+    /// Any change sends the campaign back to draft: the check and the approval bound the old files.
+    pub fn void_check(&mut self, by: &str) {
+        self.state = State::Draft;
+        self.check = None;
+        self.approval = None;
+        self.submitted_by = None;
+        self.touch(by);
+    }
+
     /// Records who changed it, and when.
     pub fn touch(&mut self, by: &str) {
         self.updated_at = now_text();
@@ -223,6 +235,9 @@ impl Workspace {
         let mut names = vec![CAMPAIGN_FILE.to_string()];
         names.extend(record.recipients.iter().map(|file| file.stored.clone()));
         names.extend(record.suppression.iter().map(|file| file.stored.clone()));
+        if dir.join(super::opt_outs::SNAPSHOT_FILE).exists() {
+            names.push(super::opt_outs::SNAPSHOT_FILE.to_string());
+        }
         for name in names {
             hasher.update(name.as_bytes());
             let mut file = std::fs::File::open(dir.join(&name)).map_err(ConsoleError::from_io)?;
@@ -245,7 +260,7 @@ pub fn parse_settings(text: &str) -> Result<toml::Table, ConsoleError> {
 }
 
 /// The `[recipients]` table of the settings, made if missing.
-fn recipients_section(table: &mut toml::Table) -> Result<&mut toml::Table, ConsoleError> {
+pub fn recipients_section(table: &mut toml::Table) -> Result<&mut toml::Table, ConsoleError> {
     table
         .entry("recipients")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()))
@@ -261,8 +276,8 @@ pub async fn fingerprint_now(workspace: &Workspace, record: &CampaignRecord) -> 
         .map_err(ConsoleError::internal)?
 }
 
-/// The campaign text with the console's file names in place of the uploader's paths, and no
-/// output folder of its own (the console puts the run in `runs/ID`).
+/// The campaign text with the console's file names in place of the uploader's paths, no output
+/// folder of its own (the console puts the run in `runs/ID`) and no opt-out list of its own.
 pub fn with_stored_paths(
     text: &str,
     recipients: Option<&StoredFile>,
@@ -271,6 +286,8 @@ pub fn with_stored_paths(
     let mut table = parse_settings(text)?;
     table.remove("output");
     let section = recipients_section(&mut table)?;
+    // The console places the workspace's opt-out list itself when it checks (see `opt_outs::place`).
+    section.remove("opt_outs");
     if let Some(file) = recipients {
         section.insert("path".into(), toml::Value::String(file.stored.clone()));
     }

@@ -17,9 +17,15 @@ pub fn rejects_path(workspace: &Workspace, id: &str) -> PathBuf {
 
 /// Checks a campaign's files as `validate --preview` does. A file refused as a whole is a
 /// finding, not an error: the page names it.
-pub fn check(workspace: &Workspace, record: &CampaignRecord, by: &str) -> Result<CheckRecord, ConsoleError> {
-    let fingerprint = workspace.fingerprint(record)?;
+pub fn check(
+    workspace: &Workspace,
+    record: &CampaignRecord,
+    by: &str,
+    opt_outs: &[String],
+) -> Result<CheckRecord, ConsoleError> {
     let started = std::time::Instant::now();
+    super::opt_outs::place(workspace, &record.id, &workspace.load(&record.id)?, opt_outs)?;
+    let fingerprint = workspace.fingerprint(record)?;
     let campaign = workspace.load(&record.id)?;
     let rejects = rejects_path(workspace, &record.id);
     let mut previews = Previews::new(&campaign, PREVIEWS_PER_LANE);
@@ -44,20 +50,12 @@ pub fn check(workspace: &Workspace, record: &CampaignRecord, by: &str) -> Result
         worst_case: None,
         budget: campaign.send.budget,
         quiet_hours_now: QuietWindow::in_force_now(&campaign),
+        advertising: campaign.is_advertising(),
     };
     match found {
         Err(refusal) => record.refusal = Some(refusal),
         Ok(scan) => {
-            record.chunks = campaign
-                .lanes()
-                .into_iter()
-                .map(|lane| {
-                    (
-                        lane.as_str().to_string(),
-                        scan.chunks_in(lane, campaign.send.chunk_size),
-                    )
-                })
-                .collect();
+            record.chunks = scan.chunks_by_lane(&campaign);
             record.estimate = scan.estimated_charge.as_ref().map(|charge| charge.values().sum());
             record.worst_case = scan.worst_case_charge;
             record.previews = previews.finish().into_values().flatten().map(preview_view).collect();

@@ -11,6 +11,7 @@ mod demo;
 pub mod error;
 mod guard;
 mod headers;
+mod opt_outs;
 mod pages;
 mod runner;
 pub mod store;

@@ -98,6 +98,14 @@ pub struct Words {
     pub approved_by: &'static str,
     pub submitted_by: &'static str,
     pub audit_of_campaign: &'static str,
+    pub opt_outs_intro: &'static str,
+    pub numbers_in_list: &'static str,
+    pub add_numbers: &'static str,
+    pub remove_numbers: &'static str,
+    pub upload_list: &'static str,
+    pub one_per_line: &'static str,
+    pub opted_out: &'static str,
+    pub opt_outs_not_applied: &'static str,
 }
 
 pub static EN: Words = Words {
@@ -196,6 +204,14 @@ pub static EN: Words = Words {
     approved_by: "Approved by",
     submitted_by: "Submitted by",
     audit_of_campaign: "History",
+    opt_outs_intro: "Numbers that asked not to get advertising. The console removes them from every advertising campaign when it checks it, on top of the campaign's own suppression list; a notification still reaches them. A change sends checked and approved advertising campaigns back to draft.",
+    numbers_in_list: "numbers in the list",
+    add_numbers: "Add numbers",
+    remove_numbers: "Remove numbers",
+    upload_list: "Add from a file (CSV, XLSX, XLS, ODS, Parquet; column phone, or the only column)",
+    one_per_line: "one number a line",
+    opted_out: "opted out",
+    opt_outs_not_applied: "The opt-out list does not apply: this campaign does not advertise.",
 };
 
 pub static KO: Words = Words {
@@ -294,6 +310,14 @@ pub static KO: Words = Words {
     approved_by: "승인자",
     submitted_by: "요청자",
     audit_of_campaign: "이력",
+    opt_outs_intro: "광고 수신을 거부한 번호입니다. 광고 캠페인을 점검할 때마다 캠페인의 수신 제외 목록과 함께 이 번호들을 뺍니다. 알림 메시지는 그대로 보내집니다. 목록이 바뀌면 점검·승인된 광고 캠페인은 초안으로 돌아갑니다.",
+    numbers_in_list: "개 번호",
+    add_numbers: "번호 추가",
+    remove_numbers: "번호 삭제",
+    upload_list: "파일에서 추가 (CSV, XLSX, XLS, ODS, Parquet; phone 열 또는 유일한 열)",
+    one_per_line: "한 줄에 번호 하나",
+    opted_out: "수신 거부",
+    opt_outs_not_applied: "광고가 아니므로 수신 거부 목록을 적용하지 않습니다.",
 };
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.

@@ -56,7 +56,7 @@ fn settings_digest(path: &Path) -> Result<String> {
 
 /// Fingerprint of everything that decides what is sent, other than the recipients file: the
 /// campaign file's settings (not its pace: rate, concurrency, budget), its message text (which
-/// may come from `text_file`) and the suppression list.
+/// may come from `text_file`), the suppression list and the opt-out list it applies.
 pub(super) fn campaign_fingerprint(campaign: &Campaign) -> Result<String> {
     fingerprint_campaign(campaign, FileDigest::WithoutPace)
 }
@@ -70,6 +70,10 @@ fn fingerprint_campaign(campaign: &Campaign, file: FileDigest) -> Result<String>
     hasher.update(file.as_bytes());
     hasher.update(campaign.message_text().unwrap_or("").as_bytes());
     if let Some(path) = &campaign.recipients.suppression {
+        hasher.update(fingerprint_file(path)?.as_bytes());
+    }
+    if let Some(path) = campaign.opt_outs_applied() {
+        hasher.update(b"opt-outs");
         hasher.update(fingerprint_file(path)?.as_bytes());
     }
     Ok(format!("{:032x}", hasher.digest128()))
@@ -160,7 +164,7 @@ pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
         || fingerprint_campaign(campaign, FileDigest::Bytes)? == meta.campaign_fingerprint;
     if !unchanged {
         bail!(Refusal(format!(
-            "the campaign changed since this run started ({}, its message text or its suppression list): refusing to resume; start a new run",
+            "the campaign changed since this run started ({}, its message text, its suppression list or its opt-out list): refusing to resume; start a new run",
             meta.campaign_file.display()
         )));
     }

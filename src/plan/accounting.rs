@@ -20,6 +20,11 @@ pub struct Scan {
     pub per_lane: BTreeMap<Lane, u64>,
     pub encoding: String,
     pub suppression_entries: u64,
+    /// Of `suppressed`, the rows only the opt-out list removed (an advertising campaign's).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub opted_out: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub opt_out_entries: u64,
     pub warnings: Vec<String>,
     /// Estimated charge per billing class when prices are given (fallbacks not included).
     pub estimated_charge: Option<BTreeMap<BillingClass, i64>>,
@@ -78,6 +83,10 @@ impl Scan {
     pub fn balanced(&self) -> bool {
         self.rows == self.valid + self.rejected + self.suppressed + self.duplicates
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// Advertising hygiene the validator points out without refusing.

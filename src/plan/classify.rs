@@ -117,6 +117,10 @@ pub struct Drafter {
 /// Suppression and duplicates: whether a valid row's number was listed or seen before.
 pub struct Screen {
     suppression: Option<PhoneSet>,
+    /// The opt-out list, when the campaign advertises.
+    opt_outs: Option<PhoneSet>,
+    /// Rows suppressed by the opt-out list alone (not also in the suppression list).
+    opted_out: u64,
     seen: Option<PhoneSet>,
 }
 
@@ -182,14 +186,38 @@ impl Screen {
             None => None,
             Some(path) => Some(load_suppression(path, &campaign.recipients.suppression_column)?),
         };
+        let opt_outs = match campaign.opt_outs_applied() {
+            None => None,
+            Some(path) => Some(load_suppression(path, "phone")?),
+        };
         Ok(Screen {
             suppression,
+            opt_outs,
+            opted_out: 0,
             seen: campaign.recipients.drop_duplicates.then(PhoneSet::new),
         })
     }
 
     pub fn suppression_entries(&self) -> u64 {
         self.suppression.as_ref().map_or(0, PhoneSet::len)
+    }
+
+    pub fn opt_out_entries(&self) -> u64 {
+        self.opt_outs.as_ref().map_or(0, PhoneSet::len)
+    }
+
+    /// Rows the opt-out list suppressed so far that the suppression list did not.
+    pub fn opted_out(&self) -> u64 {
+        self.opted_out
+    }
+
+    fn suppresses(&mut self, phone: &str) -> bool {
+        if self.suppression.as_ref().is_some_and(|s| s.contains(phone)) {
+            return true;
+        }
+        let opted_out = self.opt_outs.as_ref().is_some_and(|s| s.contains(phone));
+        self.opted_out += u64::from(opted_out);
+        opted_out
     }
 
     /// The fate of each drafted row, in input order, so that the first occurrence of a number
@@ -220,7 +248,7 @@ impl Screen {
         match draft {
             Draft::Rejected(rejection) => unsent(row, Fate::Rejected(rejection)),
             Draft::Valid { phone, lane } => {
-                if self.suppression.as_ref().is_some_and(|s| s.contains(&phone)) {
+                if self.suppresses(&phone) {
                     unsent(row, Fate::Suppressed)
                 } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
                     unsent(row, Fate::Duplicate)
@@ -434,6 +462,17 @@ impl RowRef {
 
 /// Reads a suppression list: the `column` of a CSV, Parquet or spreadsheet file (its first sheet), or its only column.
 fn load_suppression(path: &Path, column: &str) -> Result<PhoneSet, PlanError> {
+    let mut set = PhoneSet::new();
+    read_phone_list(path, column, |phone| {
+        set.insert(phone);
+    })?;
+    Ok(set)
+}
+
+/// Reads a list of numbers as a suppression list is read (the `column`, or the only column, of a
+/// CSV, Parquet or spreadsheet file) and hands each mobile number, normalised, to `each`; a
+/// value that is not a mobile number is skipped, since it could never match a recipient.
+pub fn read_phone_list(path: &Path, column: &str, mut each: impl FnMut(&str)) -> Result<(), PlanError> {
     let format = InputFormat::from_path(path).unwrap_or(InputFormat::Csv);
     let spec = ColumnSpec {
         phone: column.to_string(),
@@ -441,15 +480,14 @@ fn load_suppression(path: &Path, column: &str) -> Result<PhoneSet, PlanError> {
         vars: Vec::new(),
     };
     let mut source = input::open(path, format, crate::campaign::Encoding::Auto, &spec)?;
-    let mut set = PhoneSet::new();
     while let Some(batch) = source.next_batch(BATCH_ROWS)? {
         for row in batch {
             if let Some(Ok(phone)) = row.phone.as_deref().map(phone::normalize) {
-                set.insert(&phone);
+                each(&phone);
             }
         }
     }
-    Ok(set)
+    Ok(())
 }
 
 #[cfg(test)]

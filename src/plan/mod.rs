@@ -78,6 +78,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     let mut scan = Scan {
         encoding: source.encoding().to_string(),
         suppression_entries: screen.suppression_entries(),
+        opt_out_entries: screen.opt_out_entries(),
         ..Scan::default()
     };
     let fallbacks = billing::FallbackCounter::new(campaign);
@@ -131,6 +132,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
         return Err(PlanError::ReaderPanicked { path, message }.into());
     }
     outcome?;
+    scan.opted_out = screen.opted_out();
     for (key, identity) in cutter.finish() {
         visitor.chunk(key, identity)?;
     }

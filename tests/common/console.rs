@@ -5,6 +5,7 @@ use msgbatch::console::{prepare, run, ServeOptions};
 use reqwest::header::{HeaderMap, COOKIE, LOCATION, SET_COOKIE};
 use reqwest::{Response, StatusCode};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub const PASSWORD: &str = "correct horse battery";
 
@@ -266,4 +267,83 @@ pub fn campaign_id(path: &str) -> String {
         .next()
         .unwrap()
         .to_string()
+}
+
+/// A console with four people: admin, mina (editor), joon (approver), vera (viewer).
+pub struct Team {
+    pub console: TestConsole,
+    pub admin: Browser,
+    pub editor: Browser,
+    pub approver: Browser,
+    pub viewer: Browser,
+}
+
+pub async fn team(dir: &Path) -> Team {
+    let console = TestConsole::start(&dir.join("workspace")).await;
+    let mut admin = console.admin().await;
+    let mut people = Vec::new();
+    for (name, role) in [("mina", "editor"), ("joon", "approver"), ("vera", "viewer")] {
+        let link = admin.add_user(name, role).await;
+        let mut browser = console.browser();
+        browser.welcome(&link).await;
+        people.push(browser);
+    }
+    let viewer = people.pop().unwrap();
+    let approver = people.pop().unwrap();
+    let editor = people.pop().unwrap();
+    Team {
+        console,
+        admin,
+        editor,
+        approver,
+        viewer,
+    }
+}
+
+/// Checks, submits and approves a campaign (editor, then approver).
+pub async fn approved(team: &mut Team, id: &str) {
+    team.editor.page(&format!("/campaigns/{id}")).await;
+    let response = team.editor.post(&format!("/campaigns/{id}/check"), &[]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let response = team.editor.post(&format!("/campaigns/{id}/submit"), &[]).await;
+    assert_eq!(
+        response.status(),
+        StatusCode::SEE_OTHER,
+        "a checked campaign is submitted"
+    );
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team.approver.post(&format!("/campaigns/{id}/approve"), &[]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "another person approves it");
+}
+
+/// Waits for the campaign's run to end (each look is a page load, as a person reloading).
+pub async fn until_ended(browser: &mut Browser, id: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
+        let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
+        if ["done", "stopped", "incomplete"].contains(&state.as_str()) {
+            return state;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run ends within a minute: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The run's status once nothing holds its directory (the console writes the report right after
+/// the run ends, and the lock keeps a reader out meanwhile).
+pub async fn run_status(run_dir: &Path) -> msgbatch::engine::Status {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match msgbatch::engine::status(run_dir) {
+            Ok(status) => return status,
+            Err(error) if error.to_string().contains("in use") && std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("status of {}: {error:#}", run_dir.display()),
+        }
+    }
 }

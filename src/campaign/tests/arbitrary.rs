@@ -45,6 +45,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "variables",
             "suppression",
             "suppression_column",
+            "opt_outs",
             "drop_duplicates",
         ],
     ),

@@ -402,17 +402,8 @@ pub async fn edit(
     let settings: toml::Table = campaigns::parse_settings(&text)?;
     write_settings(&console, &record, &text)?;
     (record.name, record.kind) = name_and_kind(&settings);
-    void_check(&mut record, &signed.user.name);
+    record.void_check(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
     console.store.audit(&signed.user.name, "edited", Some(&id), "")?;
     Ok(to(format!("/campaigns/{id}")))
-}
-
-/// Any change sends the campaign back to draft: the check and the approval bound the old files.
-pub fn void_check(record: &mut CampaignRecord, by: &str) {
-    record.state = State::Draft;
-    record.check = None;
-    record.approval = None;
-    record.submitted_by = None;
-    record.touch(by);
 }

@@ -94,7 +94,8 @@ pub async fn run_check(
     }
     let workspace = console.workspace.clone();
     let by = signed.user.name.clone();
-    let found = tokio::task::spawn_blocking(move || check::check(&workspace, &record, &by))
+    let opt_outs = console.store.opt_outs()?;
+    let found = tokio::task::spawn_blocking(move || check::check(&workspace, &record, &by, &opt_outs))
         .await
         .map_err(ConsoleError::internal)??;
     let _transition = console.transitions.lock().await;
@@ -220,7 +221,7 @@ async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) 
     let now = campaigns::fingerprint_now(&console.workspace, record).await?;
     let checked = record.check.as_ref().map(|check| check.fingerprint.clone());
     if checked.as_deref() != Some(now.as_str()) {
-        super::campaign::void_check(record, by);
+        record.void_check(by);
         console.store.put_campaign(&record.id, record)?;
         console
             .store
@@ -340,7 +341,7 @@ pub async fn start(
         .clone()
         .ok_or(ConsoleError::Conflict("no approval".into()))?;
     if approval.fingerprint != fingerprint {
-        super::campaign::void_check(&mut record, &signed.user.name);
+        record.void_check(&signed.user.name);
         console.store.put_campaign(&id, &record)?;
         return Err(ConsoleError::Conflict(
             "the campaign changed since it was approved: it is a draft again".into(),

@@ -2,6 +2,7 @@
 
 mod campaign;
 mod flow;
+mod opt_outs;
 mod people;
 mod results;
 mod uploads;
@@ -60,6 +61,7 @@ pub fn router(console: Shared) -> Router {
     let uploads = Router::new()
         .route("/campaigns", post(campaign::create))
         .route("/campaigns/{id}/edit", post(campaign::edit))
+        .route("/opt-outs/upload", post(opt_outs::upload))
         .layer(DefaultBodyLimit::max(upload_limit.saturating_add(1 << 20)));
     Router::new()
         .route("/", get(|| async { Redirect::to("/campaigns") }))
@@ -70,6 +72,10 @@ pub fn router(console: Shared) -> Router {
         .route("/users", get(people::users).post(people::add_user))
         .route("/users/{name}", post(people::change_user))
         .route("/audit", get(people::audit))
+        .route("/opt-outs", get(opt_outs::page))
+        .route("/opt-outs/add", post(opt_outs::add))
+        .route("/opt-outs/remove", post(opt_outs::remove))
+        .route("/opt-outs.csv", get(opt_outs::download))
         .route("/campaigns", get(campaign::list))
         .route("/campaigns/new", get(campaign::new_form))
         .route("/campaigns/{id}", get(campaign::overview))

@@ -1,0 +1,223 @@
+//! The console's workspace pages over HTTP on loopback: the opt-out list (applied to advertising campaigns on top of their suppression file, an approval voided when it changes, roles), the monthly statement, and a gateway run's collection.
+
+mod common;
+
+use common::console::{approved, between, campaign_id, location, run_status, team, until_ended, Browser};
+use reqwest::multipart::{Form, Part};
+use reqwest::StatusCode;
+
+/// An advertising SMS campaign; quiet hours only warn, so the test runs at any hour.
+const ADVERTISING: &str = r##"name = "winter-sale"
+kind = "sms"
+endpoint = "sandbox"
+
+[message]
+service = 3001
+text = "(광고) #{이름}님 겨울 세일 무료거부 0801234567"
+callback_no = "0212345678"
+advertising = true
+
+[recipients]
+path = "r.csv"
+name = "name"
+
+[send]
+quiet_hours = "warn"
+
+[prices]
+sms = 9
+"##;
+
+/// A notification to the same people: the opt-out list does not concern it.
+const NOTIFICATION: &str = r##"name = "order-shipped"
+kind = "alimtalk"
+endpoint = "sandbox"
+
+[message]
+service = 1001
+template = "ORDER_SHIPPED"
+text = "#{이름}님, 주문하신 상품이 발송되었습니다."
+callback_no = "0212345678"
+
+[recipients]
+path = "r.csv"
+name = "name"
+
+[prices]
+alimtalk = 8
+"##;
+
+/// Six people, 010-4000-0001 to 0006.
+fn people_csv() -> String {
+    let mut csv = String::from("phone,name\n");
+    for i in 1..=6 {
+        csv.push_str(&format!("0104000000{i},고객{i}\n"));
+    }
+    csv
+}
+
+async fn new_campaign(editor: &mut Browser, settings: &str, name: &str) -> String {
+    editor.page("/campaigns/new").await;
+    let form = Form::new()
+        .text("csrf", editor.csrf.clone())
+        .text("name", name.to_string())
+        .part(
+            "campaign_file",
+            Part::text(settings.to_string()).file_name("campaign.toml"),
+        )
+        .part("recipients", Part::text(people_csv()).file_name("people.csv"));
+    let response = editor.post_multipart("/campaigns", form).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "the upload makes a campaign");
+    campaign_id(&location(&response))
+}
+
+/// The count the opt-out page shows.
+async fn listed(browser: &mut Browser) -> usize {
+    let (status, page) = browser.page("/opt-outs").await;
+    assert_eq!(status, StatusCode::OK);
+    between(&page, "<strong id=\"opt-out-count\">", "<")
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+async fn state_of(browser: &mut Browser, id: &str) -> String {
+    let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
+    between(&page, "<span class=\"state ", "\"").unwrap_or_default()
+}
+
+async fn opted_out_line(browser: &mut Browser, id: &str) -> String {
+    let (_, check) = browser.page(&format!("/campaigns/{id}/check")).await;
+    between(&check, "<p id=\"opted-out\">", "</p>").unwrap_or_else(|| panic!("no opt-out line: {check}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_opt_out_list_keeps_advertising_from_its_numbers_and_voids_an_approval_when_it_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+
+    // Typed numbers, any spelling; a line that is not a mobile number refuses the whole form.
+    team.editor.page("/opt-outs").await;
+    let response = team
+        .editor
+        .post("/opt-outs/add", &[("numbers", "010-4000-0001\n+82 10 4000 0002\n")])
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let response = team
+        .editor
+        .post("/opt-outs/add", &[("numbers", "010-4000-0005\nhello")])
+        .await;
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        response.text().await.unwrap().contains("hello"),
+        "the refused item is named"
+    );
+    assert_eq!(
+        listed(&mut team.viewer).await,
+        2,
+        "nothing of the refused form was added"
+    );
+
+    // Roles: a viewer adds nothing and downloads nothing; an editor cannot take a number off.
+    team.viewer.page("/opt-outs").await;
+    let response = team.viewer.post("/opt-outs/add", &[("numbers", "01040000006")]).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert_eq!(team.viewer.get("/opt-outs.csv").await.status(), StatusCode::FORBIDDEN);
+    let response = team
+        .editor
+        .post("/opt-outs/remove", &[("numbers", "01040000001")])
+        .await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let (_, page) = team.viewer.page("/opt-outs").await;
+    assert!(
+        page.contains("010-****-0001") && !page.contains("01040000001"),
+        "numbers are masked on the page"
+    );
+
+    // The check of an advertising campaign says how many rows the list removed.
+    let advertising = new_campaign(&mut team.editor, ADVERTISING, "winter-sale").await;
+    approved(&mut team, &advertising).await;
+    let line = opted_out_line(&mut team.editor, &advertising).await;
+    assert!(line.contains(": 2 ") && line.contains("list of 2"), "{line}");
+    let (_, check) = team.editor.page(&format!("/campaigns/{advertising}/check")).await;
+    assert!(
+        check.contains("rows 6 = valid 4 + rejected 0 + duplicates 0 + suppressed 2"),
+        "{check}"
+    );
+
+    // A number added from a file after the approval: the campaign is a draft again.
+    assert_eq!(state_of(&mut team.editor, &advertising).await, "approved");
+    team.editor.page("/opt-outs").await;
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .part("list", Part::text("phone\n010-4000-0003\n").file_name("수신거부.csv"));
+    let response = team.editor.post_multipart("/opt-outs/upload", form).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(listed(&mut team.viewer).await, 3);
+    assert_eq!(state_of(&mut team.editor, &advertising).await, "draft");
+    let (_, audit) = team.admin.page("/audit").await;
+    assert!(audit.contains("<td>mina</td><td>voided</td>"), "{audit}");
+
+    // Checked again and sent: the three listed numbers are suppressed, the others sent.
+    approved(&mut team, &advertising).await;
+    let line = opted_out_line(&mut team.editor, &advertising).await;
+    assert!(line.contains(": 3 ") && line.contains("list of 3"), "{line}");
+    team.approver.page(&format!("/campaigns/{advertising}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{advertising}/start"), &[("amount", "27")])
+        .await;
+    assert_eq!(location(&response), format!("/campaigns/{advertising}/live"));
+    assert_eq!(until_ended(&mut team.approver, &advertising).await, "done");
+    let run_dir = team.console.workspace.join("runs").join(&advertising);
+    let status = run_status(&run_dir).await;
+    assert_eq!((status.rows, status.sent, status.suppressed), (6, 3, 3));
+    // The CLI resumes and reports it as it is: the run reads the list it was checked with.
+    let campaign = msgbatch::campaign::Campaign::load(
+        &team
+            .console
+            .workspace
+            .join("campaigns")
+            .join(&advertising)
+            .join("campaign.toml"),
+    )
+    .unwrap();
+    assert!(campaign.opt_outs_applied().is_some());
+
+    // A notification to the same people is not touched by the list.
+    let notification = new_campaign(&mut team.editor, NOTIFICATION, "order-shipped").await;
+    team.editor.page(&format!("/campaigns/{notification}")).await;
+    team.editor.post(&format!("/campaigns/{notification}/check"), &[]).await;
+    let line = opted_out_line(&mut team.editor, &notification).await;
+    assert!(line.contains("does not advertise"), "{line}");
+
+    // An approver takes a number off; the download holds the list; the log says who did what.
+    team.approver.page("/opt-outs").await;
+    let response = team
+        .approver
+        .post("/opt-outs/remove", &[("numbers", "010-4000-0003")])
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let download = team.editor.get("/opt-outs.csv").await;
+    assert_eq!(download.status(), StatusCode::OK);
+    assert_eq!(download.text().await.unwrap(), "phone\n01040000001\n01040000002\n");
+    let (_, audit) = team.admin.page("/audit").await;
+    for (who, what) in [
+        ("mina", "opt-outs added"),
+        ("joon", "opt-outs removed"),
+        ("mina", "downloaded"),
+    ] {
+        assert!(
+            audit.contains(&format!("<td>{who}</td><td>{what}</td>")),
+            "{who} {what}: {audit}"
+        );
+    }
+    // The finished campaign kept the list it was sent with.
+    let snapshot = team
+        .console
+        .workspace
+        .join("campaigns")
+        .join(&advertising)
+        .join("opt-outs.csv");
+    assert_eq!(std::fs::read_to_string(snapshot).unwrap().lines().count(), 4);
+}
