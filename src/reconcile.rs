@@ -3,7 +3,7 @@
 use crate::api::ledger::{BillingClass, ClassTotals, Ledger, LedgerEntry, LedgerKind};
 use crate::files;
 use crate::report::{self, ChargeState, ClassSummary, ReportRow};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -130,13 +130,17 @@ impl Expected {
 }
 
 /// Reads a ledger export: the sandbox's `/_sandbox/ledger` JSON.
+/// A ledger that cannot be read or is not an export refuses the comparison (exit 2, a page that
+/// names the file in the console), as any input not fit to use does.
 pub fn load_ledger(path: &Path) -> Result<Ledger> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read ledger {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a ledger export (the sandbox's /_sandbox/ledger JSON)",
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| crate::engine::Refusal(format!("cannot read ledger {}: {error}", path.display())))?;
+    serde_json::from_str(&text).map_err(|error| {
+        crate::engine::Refusal(format!(
+            "{} is not a ledger export (the sandbox's /_sandbox/ledger JSON): {error}",
             path.display()
-        )
+        ))
+        .into()
     })
 }
 

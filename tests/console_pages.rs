@@ -3,6 +3,7 @@
 mod common;
 
 use common::console::{approved, between, campaign_id, location, run_status, team, until_ended, Browser};
+use common::process::SandboxProcess;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 
@@ -220,4 +221,141 @@ async fn the_opt_out_list_keeps_advertising_from_its_numbers_and_voids_an_approv
         .join(&advertising)
         .join("opt-outs.csv");
     assert_eq!(std::fs::read_to_string(snapshot).unwrap().lines().count(), 4);
+}
+
+/// An SMS campaign against a sandbox process, so that its ledger holds this test's sends alone.
+fn sms_to(sandbox: &SandboxProcess, key_file: &std::path::Path) -> String {
+    format!(
+        "name = \"monthly-news\"\nkind = \"sms\"\n{}[credentials]\napi_key_file = {:?}\ngroup_id = \"demo\"\n\n[message]\nservice = 3001\ntext = \"#{{이름}}님, 이번 달 소식입니다.\"\ncallback_no = \"0212345678\"\n\n[recipients]\npath = \"r.csv\"\nname = \"name\"\n\n[prices]\nsms = 9\n",
+        sandbox.endpoint_toml(),
+        key_file.display().to_string()
+    )
+}
+
+/// Starts the six-SMS campaign with its estimate typed and waits for it to end.
+async fn start_54(approver: &mut Browser, id: &str) -> String {
+    approver.page(&format!("/campaigns/{id}")).await;
+    let response = approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "54")])
+        .await;
+    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "six SMS at ₩9");
+    until_ended(approver, id).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = tokio::task::spawn_blocking(SandboxProcess::start).await.unwrap();
+    let key_file = dir.path().join("api-key");
+    std::fs::write(&key_file, common::DEMO_KEY).unwrap();
+    let mut team = team(dir.path()).await;
+    let id = new_campaign(&mut team.editor, &sms_to(&sandbox, &key_file), "monthly-news").await;
+    approved(&mut team, &id).await;
+    // A key file others can read: the engine refuses to start, and the page says why.
+    assert_eq!(start_54(&mut team.approver, &id).await, "approved");
+    let (_, page) = team.approver.page(&format!("/campaigns/{id}")).await;
+    assert!(page.contains("not started: the API key file"), "{page}");
+    std::fs::set_permissions(&key_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    assert_eq!(start_54(&mut team.approver, &id).await, "done");
+    let run_dir = team.console.workspace.join("runs").join(&id);
+    run_status(&run_dir).await;
+
+    let ledger = tokio::task::spawn_blocking(move || sandbox.ledger()).await.unwrap();
+    let month = msgbatch::statement::Month::of(msgbatch::statement::day_of(ledger.entries[0].date));
+    let ledger_charged: i64 = ledger
+        .entries
+        .iter()
+        .filter(|entry| entry.kind == msgbatch::api::ledger::LedgerKind::Charge)
+        .map(|entry| entry.amount)
+        .sum();
+    assert!(ledger_charged > 0);
+
+    // A viewer makes the month's statement: the total is what the service's ledger charged.
+    let (status, page) = team.viewer.page(&format!("/statement?month={month}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let classes = between(&page, "<table id=\"classes\">", "</table>").unwrap();
+    let total = between(&classes, "<td>total</td><td class=\"n\">", "<").unwrap();
+    assert_eq!(total, msgbatch::report::won(ledger_charged), "{classes}");
+
+    // Its statement.csv is the one `msgbatch statement` writes over the same run.
+    let downloaded = team
+        .viewer
+        .get(&format!("/statement/{month}/statement.csv"))
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let again = dir.path().join("statement-again");
+    msgbatch::statement::write(
+        std::slice::from_ref(&run_dir),
+        &msgbatch::statement::StatementOptions {
+            month: Some(month),
+            out: Some(again.clone()),
+            ledger: None,
+            csv_bom: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        &downloaded[..],
+        &std::fs::read(again.join("statement.csv")).unwrap()[..]
+    );
+
+    // The ledger export compared: an upload, so an editor's; every entry matched.
+    let ledger_json = serde_json::to_vec(&ledger).unwrap();
+    let form = |csrf: String| {
+        Form::new()
+            .text("csrf", csrf)
+            .text("month", month.to_string())
+            .part("ledger", Part::bytes(ledger_json.clone()).file_name("ledger.json"))
+    };
+    let response = team
+        .viewer
+        .post_multipart("/statement", form(team.viewer.csrf.clone()))
+        .await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    team.editor.page("/statement").await;
+    let response = team
+        .editor
+        .post_multipart("/statement", form(team.editor.csrf.clone()))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let page = response.text().await.unwrap();
+    let verdict = between(&page, "<p id=\"ledger\"", "</p>").unwrap();
+    assert!(
+        verdict.contains("class=\"ok\"") && verdict.contains(&format!("ledger: {}", ledger.entries.len())),
+        "{verdict}"
+    );
+    let mismatches = team
+        .editor
+        .get(&format!("/statement/{month}/ledger-mismatches.csv"))
+        .await;
+    assert_eq!(
+        mismatches.text().await.unwrap().lines().count(),
+        1,
+        "a header and no mismatch"
+    );
+
+    // A file that is not a ledger export is named as the person called it.
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .text("month", month.to_string())
+        .part("ledger", Part::text("[1, 2]").file_name("장부.json"));
+    let response = team.editor.post_multipart("/statement", form).await;
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let page = response.text().await.unwrap();
+    assert!(
+        page.contains("장부.json") && page.contains("not a ledger export") && !page.contains(".part"),
+        "{page}"
+    );
+
+    // A bad month is named; without a session nothing is served.
+    let (status, page) = team.viewer.page("/statement?month=2026-13").await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.contains("2026-13"), "{page}");
+    let mut stranger = Browser::new(&team.console.base);
+    let response = stranger.get(&format!("/statement/{month}/statement.csv")).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let (_, audit) = team.admin.page("/audit").await;
+    assert!(audit.contains("<td>vera</td><td>statement</td>") && audit.contains("<td>mina</td><td>statement</td>"));
 }

@@ -396,4 +396,13 @@ fn the_month_filter_bom_and_refusals() {
         .statement(&[&sms, &not_a_run], &[])
         .expect_code(EXIT_REFUSED, "not a run");
     assert!(refused.stderr.contains("nothing"), "{}", refused.show());
+    // A ledger that is not an export, and one that is not there: refused, the file named.
+    let not_a_ledger = month.dir.path().join("ledger.csv");
+    std::fs::write(&not_a_ledger, "date,amount\n").unwrap();
+    for ledger in [not_a_ledger, month.dir.path().join("missing.json")] {
+        let refused = month
+            .statement(&[&sms], &["--ledger", path_str(&ledger)])
+            .expect_code(EXIT_REFUSED, "not a ledger");
+        assert!(refused.stderr.contains(path_str(&ledger)), "{}", refused.show());
+    }
 }

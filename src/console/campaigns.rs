@@ -216,8 +216,13 @@ impl Workspace {
         self.root.join("uploads")
     }
 
+    /// Where a month's statement files go (`statements/2026-11`).
+    pub fn statement_dir(&self, month: &str) -> PathBuf {
+        self.root.join("statements").join(month)
+    }
+
     pub fn create(&self) -> std::io::Result<()> {
-        for dir in ["campaigns", "runs", "tests", "uploads"] {
+        for dir in ["campaigns", "runs", "tests", "uploads", "statements"] {
             crate::files::create_private_dir(&self.root.join(dir))?;
         }
         Ok(())

@@ -340,9 +340,9 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
             run.end = Some(end.clone());
         }
         if state == State::Approved {
-            // The run directory a refused start made holds nothing; the next start makes it again.
+            // The run directory a refused start made holds nothing; the next start makes it
+            // again. The run record stays, so the campaign's page says why it did not start.
             let _ = std::fs::remove_dir_all(&run_dir);
-            record.run = None;
         }
         record.touch("console");
         console.store.put_campaign(id, &record)?;

@@ -322,12 +322,16 @@ pub async fn until_ended(browser: &mut Browser, id: &str) -> String {
     loop {
         let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
         let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
-        if ["done", "stopped", "incomplete"].contains(&state.as_str()) {
+        // `approved` again after a start: the run was refused before it recorded anything.
+        if ["done", "stopped", "incomplete", "approved"].contains(&state.as_str()) {
+            if state != "done" {
+                println!("{page}");
+            }
             return state;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "the run ends within a minute: {state}"
+            "the run ends within a minute: {state}\n{page}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -5,6 +5,7 @@ mod flow;
 mod opt_outs;
 mod people;
 mod results;
+mod statement;
 mod uploads;
 
 use super::auth::Signed;
@@ -62,6 +63,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns", post(campaign::create))
         .route("/campaigns/{id}/edit", post(campaign::edit))
         .route("/opt-outs/upload", post(opt_outs::upload))
+        .route("/statement", post(statement::compare))
         .layer(DefaultBodyLimit::max(upload_limit.saturating_add(1 << 20)));
     Router::new()
         .route("/", get(|| async { Redirect::to("/campaigns") }))
@@ -72,6 +74,8 @@ pub fn router(console: Shared) -> Router {
         .route("/users", get(people::users).post(people::add_user))
         .route("/users/{name}", post(people::change_user))
         .route("/audit", get(people::audit))
+        .route("/statement", get(statement::page))
+        .route("/statement/{month}/{name}", get(statement::download))
         .route("/opt-outs", get(opt_outs::page))
         .route("/opt-outs/add", post(opt_outs::add))
         .route("/opt-outs/remove", post(opt_outs::remove))

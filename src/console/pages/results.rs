@@ -325,17 +325,28 @@ pub async fn download(
         .copied()
         .ok_or(ConsoleError::NotFound)?;
     let path = console.workspace.run_dir(&id).join(name);
-    let file = tokio::fs::File::open(&path).await.map_err(|_| ConsoleError::NotFound)?;
     let bom = query.bom.is_some() && name == "report.csv";
+    let response = file_response(&path, name, content_type, bom).await?;
     console.store.audit(
         &signed.user.name,
         "downloaded",
         Some(&id),
         &format!("{name}{}", if bom { " (BOM)" } else { "" }),
     )?;
+    Ok(response)
+}
+
+/// A file the console wrote, streamed: an HTML page shown in place (its styles are inline, so it
+/// gets a policy of its own that still runs no script), anything else as an attachment.
+pub async fn file_response(
+    path: &std::path::Path,
+    name: &str,
+    content_type: &'static str,
+    bom: bool,
+) -> Result<Response, ConsoleError> {
+    let file = tokio::fs::File::open(path).await.map_err(|_| ConsoleError::NotFound)?;
     let body = tokio_util_stream(file, bom);
-    if name == "summary.html" {
-        // Its own styles are inline: allowed for this one document, which runs no script.
+    if name.ends_with(".html") {
         let mut response = ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response();
         response.headers_mut().insert(
             axum::http::header::CONTENT_SECURITY_POLICY,
