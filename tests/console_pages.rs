@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::console::{approved, between, campaign_id, location, run_status, team, until_ended, Browser};
+use common::console::{approved, between, campaign_id, location, run_status, team, team_with, until_ended, Browser};
 use common::process::SandboxProcess;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
@@ -358,4 +358,104 @@ async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let (_, audit) = team.admin.page("/audit").await;
     assert!(audit.contains("<td>vera</td><td>statement</td>") && audit.contains("<td>mina</td><td>statement</td>"));
+}
+
+/// A gateway notification to ten people: number 0 settles FAILED, 1 GIVEUP, 2 is refused when
+/// sent, the rest settle OK (the sandbox's rule by the number's last digits).
+fn gateway_to(sandbox: &SandboxProcess, key_file: &std::path::Path) -> (String, String) {
+    let mut csv = String::from("phone,name,order\n");
+    for i in 0..10 {
+        let suffix = match i {
+            0 => "93",
+            1 => "94",
+            2 => "95",
+            _ => "10",
+        };
+        csv.push_str(&format!("010{i:06}{suffix},고객{i},A-{i}\n"));
+    }
+    let settings = format!(
+        "name = \"gateway-shipped\"\nkind = \"gateway-alimtalk\"\n{}[credentials]\napi_key_file = {:?}\ngroup_id = \"demo\"\n[message]\nsender_key = \"{}\"\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}\"\n[recipients]\npath = \"r.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"order\" }}\n[send]\nchunk_size = 4\n",
+        sandbox.endpoint_toml(),
+        key_file.display().to_string(),
+        common::DEMO_SENDER_KEY
+    );
+    (settings, csv)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_runs_results_are_collected_by_an_approvers_click_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = tokio::task::spawn_blocking(|| SandboxProcess::start_with(&["--settle-after", "0s"]))
+        .await
+        .unwrap();
+    let key_file = dir.path().join("api-key");
+    std::fs::write(&key_file, common::DEMO_KEY).unwrap();
+    std::fs::set_permissions(&key_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let mut team = team_with(dir.path(), |options| {
+        options.collect.min_age = std::time::Duration::ZERO;
+        options.collect.poll_every = std::time::Duration::from_secs(1);
+    })
+    .await;
+    let (settings, csv) = gateway_to(&sandbox, &key_file);
+    team.editor.page("/campaigns/new").await;
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .text("name", "gateway-shipped")
+        .part("campaign_file", Part::text(settings).file_name("campaign.toml"))
+        .part("recipients", Part::text(csv).file_name("people.csv"));
+    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    approved(&mut team, &id).await;
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "10")])
+        .await;
+    assert_eq!(
+        location(&response),
+        format!("/campaigns/{id}/live"),
+        "no prices: the recipients are typed"
+    );
+    assert_eq!(until_ended(&mut team.approver, &id).await, "done");
+    run_status(&team.console.workspace.join("runs").join(&id)).await;
+
+    // Results: the gateway's section; a viewer sees no button and cannot collect.
+    let results = format!("/campaigns/{id}/results");
+    let (_, page) = team.viewer.page(&results).await;
+    assert!(
+        page.contains("id=\"collection\"") && !page.contains("/collect\""),
+        "{page}"
+    );
+    let response = team.viewer.post(&format!("/campaigns/{id}/collect"), &[]).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+
+    // The approver collects; the page shows the final results when it is done.
+    team.approver.page(&results).await;
+    let response = team.approver.post(&format!("/campaigns/{id}/collect"), &[]).await;
+    assert_eq!(location(&response), results);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let page = loop {
+        let (_, page) = team.viewer.page(&results).await;
+        if page.contains("id=\"collected\"") && page.contains("id=\"final-results\"") {
+            break page;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "collected within a minute: {page}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let finals = between(&page, "id=\"final-results\">", "</table>").unwrap();
+    for (result, count) in [("OK", 7), ("FAILED", 1), ("GIVEUP", 1)] {
+        assert!(
+            finals.contains(&format!("<td>{result}</td><td class=\"n\">{count}</td>")),
+            "{result} {count}: {finals}"
+        );
+    }
+    let collected = between(&page, "<p id=\"collected\">", "</p>").unwrap();
+    assert!(collected.starts_with("collected 9 accepted"), "{collected}");
+    let (_, audit) = team.admin.page("/audit").await;
+    assert!(
+        audit.contains("<td>joon</td><td>collect</td>") && audit.contains("<td>console</td><td>collected</td>"),
+        "{audit}"
+    );
 }

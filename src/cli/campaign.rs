@@ -430,20 +430,7 @@ pub async fn collect(run_dir: &Path, options: &crate::engine::collect::CollectOp
 }
 
 fn print_collected(report: &crate::engine::collect::CollectReport) {
-    let results: Vec<String> = report
-        .results
-        .iter()
-        .map(|(result, n)| format!("{result} {n}"))
-        .collect();
-    println!(
-        "collected {} accepted gateway recipient(s): {} ({} page(s), {} single lookup(s)); provisional {}, missing {}",
-        report.accepted,
-        results.join(", "),
-        report.pages_read,
-        report.single_lookups,
-        report.provisional,
-        report.missing
-    );
+    println!("{}", report.line());
     if report.left_by_stop > 0 {
         println!(
             "stopped: {} accepted recipient(s) still to read; `msgbatch collect` again goes on",

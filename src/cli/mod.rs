@@ -267,7 +267,7 @@ pub struct CollectArgs {
 }
 
 impl CollectArgs {
-    fn options(&self) -> crate::engine::collect::CollectOptions {
+    pub(crate) fn options(&self) -> crate::engine::collect::CollectOptions {
         crate::engine::collect::CollectOptions {
             min_age: self.min_age,
             poll_every: self.poll_every,

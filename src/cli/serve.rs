@@ -41,6 +41,9 @@ pub struct ServeArgs {
     /// A throwaway workspace with the sample campaigns against the embedded sandbox.
     #[arg(long)]
     pub demo: bool,
+    /// How a gateway run's results are collected when someone presses "Collect now".
+    #[command(flatten)]
+    pub collect: super::CollectArgs,
 }
 
 pub async fn serve(args: ServeArgs) -> Result<Exit> {
@@ -67,6 +70,7 @@ pub async fn serve(args: ServeArgs) -> Result<Exit> {
     options.max_unpacked = args.max_unpacked_mb << 20;
     options.two_person = !args.allow_self_approval;
     options.demo = args.demo;
+    options.collect = args.collect.options();
     let result = crate::console::serve(options).await;
     if let Some(dir) = _keep {
         let _ = std::fs::remove_dir_all(dir);

@@ -137,6 +137,9 @@ pub struct RunRecord {
     pub start_at: Option<String>,
     /// How the last send of it ended, in words.
     pub end: Option<String>,
+    /// What the last collection of a gateway run's results found (or why it ended), in words.
+    #[serde(default)]
+    pub collected: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod campaigns;
 mod check;
+pub mod collecting;
 mod demo;
 pub mod error;
 mod guard;
@@ -46,6 +47,8 @@ pub struct ServeOptions {
     /// Nobody approves their own campaign (on by default).
     pub two_person: bool,
     pub demo: bool,
+    /// How "Collect now" reads a gateway run's results (`msgbatch collect`'s options).
+    pub collect: crate::engine::collect::CollectOptions,
 }
 
 impl ServeOptions {
@@ -60,6 +63,7 @@ impl ServeOptions {
             max_unpacked: 4 << 30,
             two_person: true,
             demo: false,
+            collect: crate::engine::collect::CollectOptions::default(),
         }
     }
 }
@@ -74,12 +78,15 @@ pub struct Console {
     pub base_url: String,
     pub lang: Option<&'static words::Words>,
     pub runs: runner::Runs,
+    /// Gateway runs whose results are being collected now.
+    pub collections: collecting::Collections,
     pub limiter: SignInLimiter,
     /// One campaign state change at a time: two "start"s pressed at once start one run.
     pub transitions: tokio::sync::Mutex<()>,
     pub max_upload: u64,
     pub max_unpacked: u64,
     pub two_person: bool,
+    pub collect: crate::engine::collect::CollectOptions,
 }
 
 pub type Shared = Arc<Console>;
@@ -179,11 +186,13 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
             crate::report::Lang::En => &words::EN,
         }),
         runs: runner::Runs::default(),
+        collections: collecting::Collections::default(),
         limiter: SignInLimiter::default(),
         transitions: tokio::sync::Mutex::new(()),
         max_upload: options.max_upload,
         max_unpacked: options.max_unpacked,
         two_person: options.two_person,
+        collect: options.collect.clone(),
     });
     let interrupted = runner::mark_interrupted(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     let first_link = first_admin(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;

@@ -398,5 +398,6 @@ pub fn run_record(by: &str, start_at: Option<&DateTime<FixedOffset>>) -> RunReco
         started_at: super::campaigns::now_text(),
         start_at: start_at.map(|at| at.to_rfc3339()),
         end: None,
+        collected: None,
     }
 }

@@ -84,6 +84,22 @@ fn is_zero(value: &u64) -> bool {
     *value == 0
 }
 
+impl CollectReport {
+    /// What was collected, in one line (`msgbatch collect` prints it; the console shows it).
+    pub fn line(&self) -> String {
+        let results: Vec<String> = self.results.iter().map(|(result, n)| format!("{result} {n}")).collect();
+        format!(
+            "collected {} accepted gateway recipient(s): {} ({} page(s), {} single lookup(s)); provisional {}, missing {}",
+            self.accepted,
+            results.join(", "),
+            self.pages_read,
+            self.single_lookups,
+            self.provisional,
+            self.missing
+        )
+    }
+}
+
 /// Accepted ids still to settle, per send group, with the time the group was accepted.
 struct Group {
     accepted_at: i64,

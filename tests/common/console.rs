@@ -279,7 +279,12 @@ pub struct Team {
 }
 
 pub async fn team(dir: &Path) -> Team {
-    let console = TestConsole::start(&dir.join("workspace")).await;
+    team_with(dir, |_| {}).await
+}
+
+/// [`team`] on a console started with options of its own.
+pub async fn team_with(dir: &Path, tweak: impl FnOnce(&mut ServeOptions)) -> Team {
+    let console = TestConsole::start_with(&dir.join("workspace"), tweak).await;
     let mut admin = console.admin().await;
     let mut people = Vec::new();
     for (name, role) in [("mina", "editor"), ("joon", "approver"), ("vera", "viewer")] {

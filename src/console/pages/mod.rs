@@ -97,6 +97,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns/{id}/results", get(results::results_page))
         .route("/campaigns/{id}/files/{name}", get(results::download))
         .route("/campaigns/{id}/retry", post(results::retry))
+        .route("/campaigns/{id}/collect", post(results::collect))
         .route("/assets/console.css", get(css))
         .route("/assets/live.js", get(live_js))
         .merge(uploads)

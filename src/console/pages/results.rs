@@ -192,6 +192,11 @@ pub async fn resume(
             record.state.as_str()
         )));
     }
+    if console.collections.get(&id).is_some() {
+        return Err(ConsoleError::Conflict(
+            "its results are being collected: stop the collection first, then resume".into(),
+        ));
+    }
     let status = crate::engine::status(&console.workspace.run_dir(&id))?;
     let resend_uncertain = match posted.form.resend_uncertain.trim() {
         "" => false,
@@ -233,6 +238,10 @@ struct ResultsPage {
     files: Vec<&'static str>,
     can_retry: bool,
     charged: String,
+    /// A gateway run: its results come later and are collected.
+    gateway: bool,
+    collecting: Option<crate::console::collecting::Progress>,
+    can_collect: bool,
 }
 
 /// What the results page reads of summary.json (written by `report`).
@@ -242,6 +251,9 @@ struct SummaryFile {
     classes: std::collections::BTreeMap<String, ClassFile>,
     #[serde(default)]
     workbook_left_out: Option<String>,
+    /// A gateway run's final results (`OK`, `FAILED`, `GIVEUP`; `GW_PENDING` not yet settled).
+    #[serde(default)]
+    final_results: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Deserialize)]
@@ -297,12 +309,52 @@ pub async fn results_page(
         can_retry: signed.can(Role::Editor)
             && console.runs.get(&id).is_none()
             && summary.as_ref().is_some_and(|summary| summary.status.not_accepted > 0),
+        gateway: record.kind == crate::campaign::Kind::GatewayAlimtalk.as_str(),
+        collecting: console.collections.get(&id).map(|collection| collection.progress()),
+        can_collect: signed.can(Role::Approver) && console.runs.get(&id).is_none(),
         me: Me::of(&signed),
         c: record,
         summary,
         files,
         charged,
     })
+}
+
+#[derive(Deserialize)]
+pub struct CollectForm {
+    #[serde(default)]
+    action: String,
+}
+
+/// "Collect now" on a gateway run's results (the engine's `collect`), or stopping it.
+pub async fn collect(
+    Console(console): Console<Shared>,
+    Path(id): Path<String>,
+    posted: Posted<CollectForm>,
+) -> Result<Response, ConsoleError> {
+    let signed = posted.signed;
+    signed.require(Role::Approver)?;
+    let record = campaigns::find(&console.store, &id)?;
+    if posted.form.action == "stop" {
+        let collection = console
+            .collections
+            .get(&id)
+            .ok_or_else(|| ConsoleError::Conflict("no collection of its results is going on".into()))?;
+        collection.control.stop();
+        console
+            .store
+            .audit(&signed.user.name, "stopped collecting", Some(&id), "")?;
+        return Ok(to(format!("/campaigns/{id}/results")));
+    }
+    if !record.state.has_run() || record.kind != crate::campaign::Kind::GatewayAlimtalk.as_str() {
+        return Err(ConsoleError::Conflict(
+            "only a gateway run that has sent has results to collect: on the standard deployment the send's answer is the final result".into(),
+        ));
+    }
+    let _transition = console.transitions.lock().await;
+    crate::console::collecting::start(&console, &id)?;
+    console.store.audit(&signed.user.name, "collect", Some(&id), "")?;
+    Ok(to(format!("/campaigns/{id}/results")))
 }
 
 #[derive(Deserialize)]

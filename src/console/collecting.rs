@@ -1,0 +1,124 @@
+//! Collecting a gateway run's final results from the console: the engine's `collect_results` in a task, its progress from the engine's events, one collection per campaign and never beside its run, the report written again when it ends.
+
+use super::error::ConsoleError;
+use super::Shared;
+use crate::engine::{self, Control, Event, Sink};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How far a collection has come, from the engine's events.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    pub settled: u64,
+    pub total: u64,
+    /// Seconds until the next read, while it waits for results to settle.
+    pub next_read_in: Option<u64>,
+}
+
+/// One collection going on.
+pub struct Collection {
+    pub control: Control,
+    progress: Mutex<Progress>,
+}
+
+impl Collection {
+    pub fn progress(&self) -> Progress {
+        self.progress.lock().clone()
+    }
+}
+
+impl Sink for Collection {
+    fn event(&self, event: &Event) {
+        let mut progress = self.progress.lock();
+        match event {
+            Event::Collecting { settled, total } => {
+                progress.settled = *settled;
+                progress.total = *total;
+                progress.next_read_in = None;
+            }
+            Event::CollectWait { seconds } => progress.next_read_in = Some(*seconds),
+            _ => {}
+        }
+    }
+}
+
+/// The collections of this process, by campaign id.
+#[derive(Default)]
+pub struct Collections {
+    active: Mutex<HashMap<String, Arc<Collection>>>,
+}
+
+impl Collections {
+    pub fn get(&self, id: &str) -> Option<Arc<Collection>> {
+        self.active.lock().get(id).cloned()
+    }
+
+    fn insert(&self, id: &str) -> Option<Arc<Collection>> {
+        let mut active = self.active.lock();
+        if active.contains_key(id) {
+            return None;
+        }
+        let collection = Arc::new(Collection {
+            control: Control::new(),
+            progress: Mutex::new(Progress::default()),
+        });
+        active.insert(id.to_string(), collection.clone());
+        Some(collection)
+    }
+
+    fn remove(&self, id: &str) {
+        self.active.lock().remove(id);
+    }
+}
+
+/// Starts collecting the campaign's results in a task. Refused while its run sends or a
+/// collection of it goes on (the caller holds the console's transition lock).
+pub fn start(console: &Shared, id: &str) -> Result<(), ConsoleError> {
+    if console.runs.get(id).is_some() {
+        return Err(ConsoleError::Conflict(
+            "this campaign is sending: collect its results once the run has ended".into(),
+        ));
+    }
+    let collection = console
+        .collections
+        .insert(id)
+        .ok_or_else(|| ConsoleError::Conflict("its results are being collected already".into()))?;
+    let (console, id) = (console.clone(), id.to_string());
+    tokio::spawn(async move {
+        let run_dir = console.workspace.run_dir(&id);
+        let found = engine::collect_results(&run_dir, &console.collect, &collection.control, collection.as_ref()).await;
+        let text = match &found {
+            Ok(report) if report.left_by_stop > 0 => format!(
+                "{}; stopped with {} still to read: collect again to go on",
+                report.line(),
+                report.left_by_stop
+            ),
+            Ok(report) => report.line(),
+            Err(error) => format!(
+                "collection ended by an error: {}",
+                crate::phone::mask_phones(&format!("{error:#}"))
+            ),
+        };
+        if let Err(error) = finish(&console, &id, &text, found.is_ok()).await {
+            tracing::error!("campaign {id}: cannot record its collection: {error}");
+        }
+        console.collections.remove(&id);
+    });
+    Ok(())
+}
+
+/// Records what the collection found and, when it read anything, writes the report again so
+/// that its files and the results page carry the final results.
+async fn finish(console: &Shared, id: &str, text: &str, read: bool) -> Result<(), ConsoleError> {
+    if read {
+        super::runner::write_report(console, id).await?;
+    }
+    let _transition = console.transitions.lock().await;
+    let mut record = super::campaigns::find(&console.store, id)?;
+    if let Some(run) = &mut record.run {
+        run.collected = Some(text.to_string());
+    }
+    console.store.put_campaign(id, &record)?;
+    console.store.audit("console", "collected", Some(id), text)
+}
