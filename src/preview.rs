@@ -43,6 +43,8 @@ pub struct Previews<'a> {
 pub struct Chosen {
     pub preview: MessagePreview,
     pub recipient: Recipient,
+    /// What "longest" compares: the message's size in its lane's unit.
+    measure: usize,
 }
 
 impl MessagePreview {
@@ -95,11 +97,26 @@ impl<'a> Previews<'a> {
         }
     }
 
-    fn choose(&self, recipient: &Recipient, chosen: &'static str) -> Chosen {
+    /// A recipient's preview with the recipient; `chosen` says why it was picked.
+    pub fn choose(&self, recipient: &Recipient, chosen: &'static str) -> Chosen {
         Chosen {
             preview: self.render(recipient, chosen),
+            measure: self.measure(recipient),
             recipient: recipient.clone(),
         }
+    }
+
+    /// The message's size as its lane limits it: measured when the row was drafted, else (a
+    /// lane rule that measures nothing) its EUC-KR bytes, filled here.
+    fn measure(&self, recipient: &Recipient) -> usize {
+        if let Some(measure) = recipient.measure {
+            return measure as usize;
+        }
+        self.campaign
+            .lane_text()
+            .and_then(|template| template.render(&recipient.mapping(self.campaign)).ok())
+            .map(|text| euc_kr_len(&text).unwrap_or(text.len()))
+            .unwrap_or(0)
     }
 
     /// Looks at one planned row.
@@ -113,18 +130,12 @@ impl<'a> Previews<'a> {
             self.first.entry(recipient.lane).or_default().push(chosen);
             return;
         }
-        let Some(template) = self.campaign.lane_text() else {
+        let first_longest = first.iter().map(|c| c.measure).max().unwrap_or(0);
+        if self.campaign.lane_text().is_none() {
             return;
-        };
-        let length = template
-            .render(&recipient.mapping(self.campaign))
-            .map(|text| euc_kr_len(&text).unwrap_or(text.len()))
-            .unwrap_or(0);
-        let longest_so_far = self
-            .longest
-            .get(&recipient.lane)
-            .map_or(0, |chosen| chosen.preview.bytes.unwrap_or(0));
-        let first_longest = first.iter().map(|c| c.preview.bytes.unwrap_or(0)).max().unwrap_or(0);
+        }
+        let length = self.measure(recipient);
+        let longest_so_far = self.longest.get(&recipient.lane).map_or(0, |chosen| chosen.measure);
         if length > longest_so_far && length > first_longest {
             let chosen = self.choose(recipient, "longest");
             self.longest.insert(recipient.lane, chosen);

@@ -78,6 +78,7 @@ fn recipient(row: u64, lane: Lane) -> Recipient {
         name: Some("홍길동".into()),
         vars: Default::default(),
         lane,
+        measure: None,
     }
 }
 

@@ -250,6 +250,7 @@ fn recipients(lane: Lane) -> Vec<crate::plan::Recipient> {
             name: Some(format!("고객{row}").into()),
             vars: smallvec::smallvec![Some(format!("A-{row}").into())],
             lane,
+            measure: None,
         })
         .collect()
 }

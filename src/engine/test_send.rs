@@ -131,10 +131,7 @@ fn choose(campaign: &Campaign, rows: Option<&[u64]>) -> Result<Vec<Chosen>> {
             match &self.asked {
                 None => self.previews.see(&planned),
                 Some(asked) if asked.contains(&planned.row.row) => match &planned.fate {
-                    Fate::Valid(recipient) => self.picked.push(Chosen {
-                        preview: self.previews.render(recipient, "asked"),
-                        recipient: recipient.clone(),
-                    }),
+                    Fate::Valid(recipient) => self.picked.push(self.previews.choose(recipient, "asked")),
                     fate => {
                         self.refused.insert(planned.row.row, unsendable(fate));
                     }

@@ -204,6 +204,7 @@ mod tests {
             name: None,
             vars: Default::default(),
             lane,
+            measure: None,
         }
     }
 

@@ -60,6 +60,10 @@ pub struct Recipient {
     /// The variables' values in the campaign's order, as read (see [`Recipient::values`]).
     pub vars: input::FieldValues,
     pub lane: Lane,
+    /// The filled message's size in the unit its lane rule limits (EUC-KR bytes for SMS/LMS,
+    /// characters for a notification), measured when the row was drafted; `None` when the rule
+    /// measures nothing. Previews rank by it instead of filling every text again.
+    pub measure: Option<u32>,
 }
 
 impl Recipient {
@@ -154,7 +158,11 @@ impl<'a> Vars<'a> {
 /// The result of the order-free part of classification.
 pub enum Draft {
     Rejected(Rejection),
-    Valid { phone: FieldText, lane: Lane },
+    Valid {
+        phone: FieldText,
+        lane: Lane,
+        measure: Option<u32>,
+    },
 }
 
 impl Classifier {
@@ -247,7 +255,7 @@ impl Screen {
         };
         match draft {
             Draft::Rejected(rejection) => unsent(row, Fate::Rejected(rejection)),
-            Draft::Valid { phone, lane } => {
+            Draft::Valid { phone, lane, measure } => {
                 if self.suppresses(&phone) {
                     unsent(row, Fate::Suppressed)
                 } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
@@ -264,6 +272,7 @@ impl Screen {
                         name: row.name.take(),
                         vars: std::mem::take(&mut row.vars),
                         lane,
+                        measure,
                     };
                     PlannedRow {
                         row: reference,
@@ -357,6 +366,7 @@ impl Drafter {
             keys: &self.variable_keys,
             values: &row.vars,
         };
+        let mut measure = None;
         let lane = match &self.template {
             Some(template) => {
                 let size = match self.size(template, &vars, self.lanes.unit(), buffer) {
@@ -371,6 +381,9 @@ impl Drafter {
                     }
                 };
                 // `lane` asks for the size only in the unit `unit()` names, which it was measured in.
+                if let Some(Ok(size)) = &size {
+                    measure = u32::try_from(*size).ok();
+                }
                 let measured = |_: Unit| size.expect("a lane rule that measures names its unit");
                 match self.lanes.lane(measured) {
                     Ok(lane) => lane,
@@ -393,7 +406,7 @@ impl Drafter {
                 self.lanes.lane_without_text()
             }
         };
-        Draft::Valid { phone, lane }
+        Draft::Valid { phone, lane, measure }
     }
 
     /// The size of the filled text in `unit` (`None` without one), or the first value missing:
@@ -587,6 +600,10 @@ mod tests {
                 drafter.size(template, &vars, Some(unit), &mut String::new()),
                 Ok(Some(unit.size(&filled)))
             );
+            // A valid row carries that size, which previews rank by.
+            if let Draft::Valid { measure, .. } = drafter.draft_row(&row, &mut String::new()) {
+                prop_assert_eq!(measure.map(|m| m as usize), unit.size(&filled).ok());
+            }
         }
     }
 }
