@@ -2,20 +2,14 @@
 
 mod common;
 
-use common::console::{Browser, TestConsole, PASSWORD};
-use fantoccini::elements::Element;
-use fantoccini::{Client, ClientBuilder, Locator};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+#[path = "common/webdriver.rs"]
+mod webdriver;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-
-/// The longest any wait for a condition lasts.
-const DEADLINE: Duration = Duration::from_secs(60);
-/// How often a condition is looked at again.
-const POLL: Duration = Duration::from_millis(100);
+use common::console::{Browser, TestConsole};
+use fantoccini::Locator;
+use std::path::Path;
+use std::time::Instant;
+use webdriver::{driver, screenshots, Session, DEADLINE, POLL};
 
 /// A notification campaign against the embedded sandbox, priced, sending 5 messages a second in
 /// chunks of 2 (a run of ten lasts long enough to be paused).
@@ -45,251 +39,6 @@ alimtalk = 8
 
 /// The campaign's name as typed in the browser.
 const NAME: &str = "주문 발송 안내";
-
-/// chromedriver, started by the test on a free port; killed (with the browsers it started, all in
-/// its process group) when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        if let Some(group) = rustix::process::Pid::from_raw(self.child.id() as i32) {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// chromedriver once its `/status` says ready; `None` (with a line saying so) when chromium or
-/// chromedriver is not installed.
-async fn driver() -> Option<Driver> {
-    if !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists() {
-        println!("skipped: chromium/chromedriver not installed");
-        return None;
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut command = Command::new(CHROMEDRIVER);
-    command
-        .arg(format!("--port={port}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let driver = Driver {
-        child: command.spawn().expect("chromedriver starts"),
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    let http = reqwest::Client::new();
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Ok(response) = http.get(format!("{}/status", driver.url)).send().await {
-            if let Ok(status) = response.json::<serde_json::Value>().await {
-                if status["value"]["ready"] == serde_json::Value::Bool(true) {
-                    return Some(driver);
-                }
-            }
-        }
-        assert!(Instant::now() < deadline, "chromedriver answers ready within a minute");
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// One person's browser: a WebDriver session of headless chromium with its own profile.
-struct Session {
-    client: Client,
-    base: String,
-    _profile: tempfile::TempDir,
-}
-
-impl Session {
-    async fn open(driver: &Driver, base: &str) -> Session {
-        let profile = tempfile::tempdir().unwrap();
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert(
-            "goog:chromeOptions".into(),
-            serde_json::json!({
-                "binary": CHROMIUM,
-                "args": [
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    format!("--user-data-dir={}", profile.path().display()),
-                    "--window-size=1280,1000",
-                ],
-            }),
-        );
-        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&driver.url)
-            .await
-            .expect("a WebDriver session of chromium");
-        Session {
-            client,
-            base: base.to_string(),
-            _profile: profile,
-        }
-    }
-
-    async fn goto(&self, path: &str) {
-        let url = if path.starts_with("http") {
-            path.to_string()
-        } else {
-            format!("{}{path}", self.base)
-        };
-        self.client.goto(&url).await.unwrap();
-    }
-
-    /// The current path (what follows the host).
-    async fn path(&self) -> String {
-        self.client.current_url().await.unwrap().path().to_string()
-    }
-
-    /// The element, once the page has it (after a click's navigation, say).
-    async fn wait(&self, css: &str) -> Element {
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Ok(element) = self.client.find(Locator::Css(css)).await {
-                return element;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{css} shows within a minute on {}",
-                self.path().await
-            );
-            tokio::time::sleep(POLL).await;
-        }
-    }
-
-    /// An element's text, once the page has it and the text passes `ready`.
-    async fn wait_text(&self, css: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + DEADLINE;
-        let mut last = String::new();
-        loop {
-            if let Ok(element) = self.client.find(Locator::Css(css)).await {
-                if let Ok(text) = element.text().await {
-                    if ready(&text) {
-                        return text;
-                    }
-                    last = text;
-                }
-            }
-            if Instant::now() >= deadline {
-                let page = self.client.source().await.unwrap_or_default();
-                panic!(
-                    "{what} within a minute (last {css}: {last:?}) on {}: {page}",
-                    self.path().await
-                );
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    }
-
-    /// Waits until the browser is on a page whose path passes `ready`; the path.
-    async fn wait_path(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            let path = self.path().await;
-            if ready(&path) {
-                return path;
-            }
-            assert!(Instant::now() < deadline, "{what} within a minute (at {path})");
-            tokio::time::sleep(POLL).await;
-        }
-    }
-
-    /// Clicks the button `css`, after checking its label.
-    async fn click(&self, css: &str, label: &str) {
-        let button = self.wait(css).await;
-        assert_eq!(button.text().await.unwrap().trim(), label, "the button {css}");
-        button.click().await.unwrap();
-    }
-
-    async fn fill(&self, css: &str, text: &str) {
-        let field = self.wait(css).await;
-        field.clear().await.unwrap();
-        field.send_keys(text).await.unwrap();
-    }
-
-    /// The page's visible text.
-    async fn text(&self) -> String {
-        self.wait("body").await.text().await.unwrap()
-    }
-
-    async fn has(&self, css: &str) -> bool {
-        !self.client.find_all(Locator::Css(css)).await.unwrap().is_empty()
-    }
-
-    /// Sets the password through a one-time link (which signs in).
-    async fn welcome(&self, link: &str) {
-        self.goto(link).await;
-        self.fill("input[name=password]", PASSWORD).await;
-        self.fill("input[name=again]", PASSWORD).await;
-        self.wait("form[action^='/welcome/'] button[type=submit]")
-            .await
-            .click()
-            .await
-            .unwrap();
-        self.wait_path("setting the password signs in", |path| !path.starts_with("/welcome/"))
-            .await;
-        self.wait("form.who").await;
-    }
-
-    async fn sign_in(&self, name: &str) {
-        self.goto("/signin").await;
-        self.fill("input[name=name]", name).await;
-        self.fill("input[name=password]", PASSWORD).await;
-        self.click("form[action='/signin'] button[type=submit]", "Sign in")
-            .await;
-        let who = self.wait_text("form.who span", "the top bar names who signed in", |who| {
-            who.starts_with(name)
-        });
-        who.await;
-    }
-
-    async fn sign_out(&self) {
-        self.click("form.who button", "Sign out").await;
-        self.wait_path("signing out leaves the console", |path| path == "/signin")
-            .await;
-    }
-
-    async fn screenshot(&self, folder: &Path, name: &str) {
-        let png = self.client.screenshot().await.unwrap();
-        assert!(png.starts_with(b"\x89PNG"), "a PNG");
-        std::fs::write(folder.join(name), png).unwrap();
-    }
-
-    async fn close(self) {
-        let _ = self.client.close().await;
-    }
-}
-
-/// Where the screenshots go: `MSGBATCH_SCREENSHOTS`, else a temporary folder.
-fn screenshots() -> (PathBuf, Option<tempfile::TempDir>) {
-    match std::env::var_os("MSGBATCH_SCREENSHOTS") {
-        Some(folder) => {
-            let folder = PathBuf::from(folder);
-            std::fs::create_dir_all(&folder).unwrap();
-            (folder, None)
-        }
-        None => {
-            let temporary = tempfile::tempdir().unwrap();
-            (temporary.path().to_path_buf(), Some(temporary))
-        }
-    }
-}
 
 /// Ten valid rows (sheet rows 2 to 11), a landline (row 12) and a row without its order number
 /// (row 13).
@@ -403,6 +152,16 @@ async fn the_whole_flow_in_a_real_browser() {
     // page has the steps.
     println!("after the upload: {path}");
     let id = campaign_id(&path);
+
+    // The edit page is the kind's form: the notification's text counts its characters as it is
+    // typed (the console's own script), against the service's limit of 1,000.
+    first.goto(&format!("/campaigns/{id}/edit")).await;
+    let text = "output.size[data-for='message.text']";
+    let typed = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1} 감사합니다";
+    first.fill("textarea[name='message.text']", typed).await;
+    let expected = format!("{} / 1000 characters", typed.chars().count());
+    first.wait_text(text, "the live count", |shown| shown == expected).await;
+    first.screenshot(&shots, "edit.png").await;
     first.goto(&format!("/campaigns/{id}")).await;
     assert_eq!(first.wait_text("h1 span.state", "a draft", |_| true).await, "draft");
 
@@ -563,6 +322,33 @@ async fn the_whole_flow_in_a_real_browser() {
     assert_eq!(downloaded, std::fs::read(again.join("report.csv")).unwrap());
     let status = msgbatch::engine::status(&run_dir).unwrap();
     assert_eq!((status.rows, status.sent, status.pending), (12, 10, 0));
+
+    // The workspace's pages: the opt-out list takes typed numbers; the month's statement lists the run.
+    second.goto("/opt-outs").await;
+    second
+        .fill(
+            "form[action='/opt-outs/add'] textarea",
+            "010-3000-0100\n+82 10 3000 0101",
+        )
+        .await;
+    second.click("form[action='/opt-outs/add'] button", "Add numbers").await;
+    second
+        .wait_text("#opt-out-count", "the list's count", |count| count == "2")
+        .await;
+    second.screenshot(&shots, "opt-outs.png").await;
+    let month = msgbatch::statement::Month::of(
+        chrono::Utc::now()
+            .with_timezone(&msgbatch::campaign::quiet::kst())
+            .date_naive(),
+    );
+    second.goto(&format!("/statement?month={month}")).await;
+    let total = second
+        .wait_text("#classes tbody tr:last-child", "the statement's total", |row| {
+            row.starts_with("total")
+        })
+        .await;
+    assert!(total.contains("₩80"), "ten notifications at ₩8: {total}");
+    second.screenshot(&shots, "statement.png").await;
     println!("screenshots in {}", shots.display());
 
     first.close().await;

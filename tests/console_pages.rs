@@ -459,3 +459,115 @@ async fn a_gateway_runs_results_are_collected_by_an_approvers_click_and_shown() 
         "{audit}"
     );
 }
+
+/// The form fields of an edit page: name → value (text inputs, selects and text areas).
+fn field_value(page: &str, name: &str) -> Option<String> {
+    between(page, &format!("name=\"{name}\""), "<").map(|rest| {
+        rest.split_once("value=\"")
+            .map(|(_, value)| value.split('"').next().unwrap_or("").to_string())
+            .unwrap_or_else(|| {
+                rest.split_once('>')
+                    .map(|(_, text)| text.to_string())
+                    .unwrap_or_default()
+            })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_edit_page_is_a_form_of_the_kind_with_the_text_measured_and_parquet_columns_listed() {
+    use polars::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let id = new_campaign(&mut team.editor, ADVERTISING, "winter-sale").await;
+
+    // The SMS form: the text with its EUC-KR size, the sender number, the advertising flag,
+    // the price; what the form shows is not repeated in the other settings.
+    let edit = format!("/campaigns/{id}/edit");
+    let (status, page) = team.editor.page(&edit).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = "(광고) #{이름}님 겨울 세일 무료거부 0801234567";
+    let expected_size = format!("{} / 90 bytes EUC-KR", msgbatch::text::euc_kr_len(text).unwrap());
+    assert!(page.contains(&expected_size), "{expected_size}: {page}");
+    assert_eq!(field_value(&page, "message.callback_no").as_deref(), Some("0212345678"));
+    assert_eq!(field_value(&page, "prices.sms").as_deref(), Some("9"));
+    assert!(page.contains("name=\"message.advertising\" checked"), "{page}");
+    let others = between(
+        &page,
+        "<textarea name=\"settings\" rows=\"16\" class=\"code\">",
+        "</textarea>",
+    )
+    .unwrap();
+    assert!(
+        !others.contains("callback_no") && others.contains("[recipients]"),
+        "{others}"
+    );
+    assert!(
+        page.contains("/assets/form.js"),
+        "the live count is a script of the console's own"
+    );
+
+    // Saved: a longer text, a budget typed with a won sign, the flag left as it is.
+    let long = "(광고) #{이름}님 ".to_string() + &"겨울 세일 ".repeat(12) + "무료거부 0801234567";
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .text("form_kind", "sms")
+        .text("message.service", "3001")
+        .text("message.callback_no", "0212345678")
+        .text("message.text", long.clone())
+        .text("message.advertising", "on")
+        .text("prices.sms", "9")
+        .text("send.budget", "₩1,000")
+        .text("send.quiet_hours", "warn")
+        .text("settings", html_unescape(&others));
+    let response = team.editor.post_multipart(&edit, form).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let saved =
+        msgbatch::campaign::Campaign::load(&team.console.workspace.join("campaigns").join(&id).join("campaign.toml"))
+            .unwrap();
+    assert_eq!(saved.message_text(), Some(long.as_str()));
+    assert_eq!(saved.send.budget, Some(1000));
+    assert!(saved.is_advertising());
+    // The check measures it: every row is too long for an SMS.
+    team.editor.post(&format!("/campaigns/{id}/check"), &[]).await;
+    let (_, check) = team.editor.page(&format!("/campaigns/{id}/check")).await;
+    assert!(check.contains("rejected: too_long"), "{check}");
+
+    // A field written in the other settings as well is refused, named; nothing changes.
+    let (_, page) = team.editor.page(&edit).await;
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .text("form_kind", "sms")
+        .text("message.text", "short")
+        .text("settings", "[message]\ntext = \"other\"\n");
+    let response = team.editor.post_multipart(&edit, form).await;
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(response.text().await.unwrap().contains("message.text"));
+    assert!(page.contains("겨울 세일"));
+
+    // A Parquet recipients file: its columns fill the lists.
+    let mut frame = df!("hp" => &["01040000001"], "고객명" => &["고객"]).unwrap();
+    let mut bytes = Vec::new();
+    ParquetWriter::new(&mut bytes).finish(&mut frame).unwrap();
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .part("recipients", Part::bytes(bytes).file_name("people.parquet"))
+        .text("settings", html_unescape(&others));
+    let response = team.editor.post_multipart(&edit, form).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let (_, page) = team.editor.page(&edit).await;
+    let phone_list = between(&page, "<select name=\"phone\">", "</select>").unwrap();
+    assert!(
+        phone_list.contains("<option>hp</option>") && phone_list.contains("<option>고객명</option>"),
+        "{phone_list}"
+    );
+}
+
+/// The text of a page's text area as a browser would send it back.
+fn html_unescape(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}

@@ -1,4 +1,4 @@
-//! The column names (and sheet names) of an uploaded recipients file, for the edit page's lists; a file that cannot be read yields none, and the check page then names the problem.
+//! The column names (and sheet names) of an uploaded recipients file (CSV, spreadsheet, Parquet), for the edit page's lists; a file that cannot be read yields none, and the check page then names the problem.
 
 use crate::campaign::InputFormat;
 use calamine::{open_workbook_auto, Data, Reader};
@@ -8,6 +8,7 @@ use std::path::Path;
 pub fn read(path: &Path, sheet: &str) -> (Vec<String>, Vec<String>) {
     match InputFormat::from_path(path) {
         Some(InputFormat::Csv) => (Vec::new(), csv_header(path).unwrap_or_default()),
+        Some(InputFormat::Parquet) => (Vec::new(), crate::input::parquet_column_names(path).unwrap_or_default()),
         Some(format) if format.is_spreadsheet() => crate::contained::catch(|| spreadsheet_header(path, sheet))
             .ok()
             .flatten()

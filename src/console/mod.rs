@@ -10,6 +10,7 @@ mod check;
 pub mod collecting;
 mod demo;
 pub mod error;
+mod form;
 mod guard;
 mod headers;
 mod opt_outs;

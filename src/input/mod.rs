@@ -217,6 +217,14 @@ impl Parallel<'_> {
 
 /// Opens `path` as `format` (a spreadsheet at its first sheet), checking the columns exist (and,
 /// for Parquet, that their types are readable).
+/// The top-level column names of a Parquet file, read from its footer alone (the console's
+/// column lists); `None` when the file is not readable Parquet (the check then names why).
+pub fn parquet_column_names(path: &Path) -> Option<Vec<String>> {
+    let footer = parquet_footer::Footer::read(path).ok()?;
+    let columns = footer.columns().ok()?;
+    Some(columns.into_iter().map(|column| column.name).collect())
+}
+
 pub fn open(
     path: &Path,
     format: InputFormat,

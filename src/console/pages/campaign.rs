@@ -324,7 +324,9 @@ struct EditPage {
     w: &'static Words,
     me: Me,
     c: CampaignRecord,
+    /// The settings the form does not show, as TOML.
     settings: String,
+    fields: Vec<crate::console::form::FieldView>,
     columns: Vec<String>,
     sheets: Vec<String>,
     phone: String,
@@ -359,6 +361,14 @@ pub async fn edit_form(
         }
         None => (Vec::new(), Vec::new()),
     };
+    // Settings that no longer parse are shown whole, as written, for the person to mend.
+    let (fields, settings) = match toml::from_str::<toml::Table>(&settings) {
+        Ok(parsed) => (
+            crate::console::form::views(&record.kind, &parsed, signed.words.lang == "ko"),
+            crate::console::form::others(&record.kind, &parsed)?,
+        ),
+        Err(_) => (Vec::new(), settings),
+    };
     render(EditPage {
         w: signed.words,
         me: Me::of(&signed),
@@ -366,6 +376,7 @@ pub async fn edit_form(
         name: mapped("name"),
         sheet: mapped("sheet"),
         c: record,
+        fields,
         settings,
         columns,
         sheets,
@@ -390,7 +401,12 @@ pub async fn edit(
     }
     let dir = console.workspace.campaign_dir(&id);
     place_files(&console, &mut upload, &dir, &mut record)?;
-    let mut text = upload.field("settings").to_string();
+    // The form's fields are merged only when the page sent them for this kind.
+    let mut text = if upload.field("form_kind") == record.kind {
+        crate::console::form::merge(&record.kind, upload.field("settings"), &upload.fields)?
+    } else {
+        upload.field("settings").to_string()
+    };
     if upload.fields.contains_key("phone") {
         text = campaigns::with_columns(
             &text,

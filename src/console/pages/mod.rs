@@ -100,6 +100,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns/{id}/collect", post(results::collect))
         .route("/assets/console.css", get(css))
         .route("/assets/live.js", get(live_js))
+        .route("/assets/form.js", get(form_js))
         .merge(uploads)
         .fallback(|| async { ConsoleError::NotFound })
         .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
@@ -108,6 +109,7 @@ pub fn router(console: Shared) -> Router {
 
 const CSS: &str = include_str!("../assets/console.css");
 const LIVE_JS: &str = include_str!("../assets/live.js");
+const FORM_JS: &str = include_str!("../assets/form.js");
 
 async fn css() -> Response {
     (
@@ -121,12 +123,20 @@ async fn css() -> Response {
 }
 
 async fn live_js() -> Response {
+    script(LIVE_JS)
+}
+
+async fn form_js() -> Response {
+    script(FORM_JS)
+}
+
+fn script(body: &'static str) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
             (header::CACHE_CONTROL, "max-age=3600"),
         ],
-        LIVE_JS,
+        body,
     )
         .into_response()
 }
