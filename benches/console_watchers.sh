@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# What watching costs a send: the same campaign of N realistic recipients sent twice through
+# `msgbatch serve` against a sandbox in its own process, once with one person reloading the
+# campaign's page and once with W more browsers on its live page (each holding the Server-Sent
+# Events stream and reloading the page every 5 s). Prints each send's recipients per second and the
+# ratio (target: watched >= 0.90 x unwatched), and the serve process's CPU for each send (the
+# report the console writes after a run is waited for, and not counted).
+#
+#   bash benches/console_watchers.sh 1000000 50
+#
+# Needs curl and python3. Uses target/release/msgbatch (built if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows=${1:-1000000}
+watchers=${2:-50}
+dir=${SCALE_DIR:-/tmp/msgbatch-scale}
+bin=${MSGBATCH_BIN:-target/release/msgbatch}
+[ -x "$bin" ] || cargo build --release
+bash benches/scale.sh "$rows" data >/dev/null
+csv="$dir/recipients-realistic-$rows.csv"
+work=$(mktemp -d)
+trap 'kill $serve_pid $sandbox_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+"$bin" sandbox --listen 127.0.0.1:0 2>"$work/sandbox.log" &
+sandbox_pid=$!
+for _ in $(seq 1 100); do grep -q '^sandbox listening on' "$work/sandbox.log" && break; sleep 0.1; done
+addr=$(sed -n 's|^sandbox listening on http://||p' "$work/sandbox.log")
+printf 'sbx-demo-key' >"$work/key"
+chmod 600 "$work/key"
+cat >"$work/campaign.toml" <<TOML
+name = "watched"
+kind = "sms"
+endpoint = { base_url = "http://$addr/standard", gateway_url = "http://$addr/gateway" }
+[credentials]
+api_key_file = "$work/key"
+group_id = "demo"
+[message]
+service = 3001
+text = "[데모몰] #{이름}님, 쿠폰 #{VAR1}이 도착했어요. #{VAR2}까지 사용 가능합니다."
+callback_no = "0212345678"
+[recipients]
+path = "recipients.csv"
+phone = "hp"
+name = "name"
+variables = { VAR1 = "VAR1", VAR2 = "VAR2" }
+[send]
+quiet_hours = "off"
+TOML
+"$bin" serve --workspace "$work/ws" --listen 127.0.0.1:0 --allow-self-approval >"$work/serve.out" 2>&1 &
+serve_pid=$!
+until grep -q "Ctrl-C stops it." "$work/serve.out"; do sleep 0.1; done
+python3 - "$work" "$csv" "$serve_pid" "$watchers" <<'PY'
+import http.cookiejar, re, subprocess, sys, threading, time, urllib.parse, urllib.request
+work, csv, pid, watchers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+out = open(f"{work}/serve.out").read()
+base = re.search(r"msgbatch console: (\S+)", out).group(1).replace("localhost", "127.0.0.1")
+link = re.search(r"first sign-in \(.*\): (\S+)", out).group(1).replace("localhost", "127.0.0.1")
+jar = http.cookiejar.CookieJar()
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a): return None
+opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
+def call(path, fields=None):
+    data = urllib.parse.urlencode(fields).encode() if fields is not None else None
+    try:
+        r = opener.open(base + path, data)
+        return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+call(link.replace(base, ""))
+call(link.replace(base, ""), {"password": "benchmark password", "again": "benchmark password"})
+cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
+_, _, page = call("/campaigns")
+csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+
+def cpu():
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+def send(watched):
+    located = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", "-b", cookie,
+        "-F", f"csrf={csrf}", "-F", "name=watched", "-F", f"campaign_file=@{work}/campaign.toml",
+        "-F", f"recipients=@{csv};filename=recipients.csv", base + "/campaigns"], capture_output=True, text=True).stdout
+    cid = located.rstrip("/").split("/campaigns/")[1].split("/")[0]
+    for step in ("check", "submit", "approve"):
+        status, _, body = call(f"/campaigns/{cid}/{step}", {"csrf": csrf})
+        assert status == 303, (step, status, body[:300])
+    _, _, check = call(f"/campaigns/{cid}/check")
+    valid = int(re.search(r"= valid (\d+)", check).group(1))
+    stop = threading.Event()
+    def watch():
+        # A browser on the live page: the event stream, and the page itself every 5 s.
+        while not stop.is_set():
+            request = urllib.request.Request(base + f"/campaigns/{cid}/live/events", headers={"Cookie": cookie})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as stream:
+                    last_page = time.monotonic()
+                    for _ in stream:
+                        if stop.is_set():
+                            return
+                        if time.monotonic() - last_page > 5:
+                            urllib.request.urlopen(urllib.request.Request(base + f"/campaigns/{cid}/live", headers={"Cookie": cookie})).read()
+                            last_page = time.monotonic()
+            except Exception:
+                time.sleep(0.1)
+    cpu_before = cpu()
+    start = time.monotonic()
+    status, headers, body = call(f"/campaigns/{cid}/start", {"csrf": csrf, "amount": str(valid)})
+    assert status == 303, (status, body[:300])
+    threads = [threading.Thread(target=watch, daemon=True) for _ in range(watchers if watched else 0)]
+    for t in threads: t.start()
+    while True:
+        _, _, page = call(f"/campaigns/{cid}")
+        state = re.search(r'<span class="state ([a-z_]+)"', page).group(1)
+        if state not in ("sending", "approved"):
+            break
+        time.sleep(0.2)
+    elapsed = time.monotonic() - start
+    used = cpu() - cpu_before
+    stop.set()
+    assert state == "done", state
+    # The console writes the report (CSV, Parquet, Excel) once the run has ended: let it finish
+    # before the next send, which would otherwise pay for it.
+    while "files/report.csv" not in call(f"/campaigns/{cid}/results")[2]:
+        time.sleep(0.5)
+    return valid / elapsed, used, valid
+
+alone, alone_cpu, valid = send(False)
+watched, watched_cpu, _ = send(True)
+print(f"{valid} recipients: unwatched {alone:,.0f}/s (serve CPU {alone_cpu:.1f} s), "
+      f"{watchers} watching {watched:,.0f}/s (serve CPU {watched_cpu:.1f} s), ratio {watched / alone:.2f} (target >= 0.90)")
+PY
