@@ -1,4 +1,4 @@
-//! `msgbatch serve` as a process, killed with SIGKILL while a campaign sends to a sandbox process: after a restart the campaign is `interrupted` with its uncertain count, nothing resumes by itself, the session survives, and an approver's click resumes it with no number sent twice.
+//! `msgbatch serve` as a process while a campaign sends to a sandbox process. Killed with SIGKILL: after a restart the campaign is `interrupted` with its uncertain count, nothing resumes by itself, the session survives, and an approver's click resumes it with no number sent twice. Stopped with Ctrl-C: the run is stopped through its handle first, so it is `stopped` with nothing uncertain and its report written.
 
 mod common;
 
@@ -94,41 +94,10 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     let sandbox = Sandbox::start(None);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (process, base, link, _) = serve(&workspace);
-    let mut admin = Browser::new(&base);
-    let id = runtime.block_on(async {
-        admin
-            .welcome(&link.expect("a new workspace prints a sign-in link"))
-            .await;
-        admin.page("/campaigns/new").await;
-        let form = Form::new()
-            .text("csrf", admin.csrf.clone())
-            .text("name", "slow")
-            .part(
-                "campaign_file",
-                Part::text(campaign_toml(&sandbox.root_url())).file_name("c.toml"),
-            )
-            .part("recipients", Part::text(recipients()).file_name("list.csv"));
-        let response = admin.post_multipart("/campaigns", form).await;
-        let id = campaign_id(&location(&response));
-        admin.page(&format!("/campaigns/{id}")).await;
-        admin.post(&format!("/campaigns/{id}/check"), &[]).await;
-        admin.post(&format!("/campaigns/{id}/submit"), &[]).await;
-        let response = admin.post(&format!("/campaigns/{id}/approve"), &[]).await;
-        assert_eq!(response.status(), StatusCode::SEE_OTHER, "self-approval was allowed");
-        let amount = (RECIPIENTS * 8).to_string();
-        let response = admin
-            .post(&format!("/campaigns/{id}/start"), &[("amount", &amount)])
-            .await;
-        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
-        id
-    });
+    let (admin, id) = start_slow_campaign(&runtime, &base, link, &sandbox);
 
     // Kill it mid-send.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while sandbox.sent().total < 20 {
-        assert!(Instant::now() < deadline, "the run sends");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_sent(&sandbox, 20);
     process.kill();
     let reached_before_restart = sandbox.sent();
     assert!(
@@ -167,16 +136,7 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
         approver.page(&format!("/campaigns/{id}")).await;
         let response = approver.post(&format!("/campaigns/{id}/resume"), &[]).await;
         assert_eq!(location(&response), format!("/campaigns/{id}/live"));
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let (_, page) = approver.page(&format!("/campaigns/{id}")).await;
-            let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
-            if state == "done" || state == "incomplete" {
-                break;
-            }
-            assert!(Instant::now() < deadline, "the resumed run ends: {state}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        until_ended(&mut approver, &id).await;
     });
     drop(process);
     let status = msgbatch::engine::status(&run_dir).unwrap();
@@ -185,4 +145,117 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     let sent = sandbox.sent();
     assert!(sent.repeated().is_empty(), "no number twice: {:?}", sent.repeated());
     assert!(sent.total >= status.sent && sent.total <= status.sent + status.uncertain);
+}
+
+/// Signs in through the first link, then makes, checks, approves and starts the slow campaign.
+fn start_slow_campaign(
+    runtime: &tokio::runtime::Runtime,
+    base: &str,
+    link: Option<String>,
+    sandbox: &Sandbox,
+) -> (Browser, String) {
+    let mut admin = Browser::new(base);
+    let id = runtime.block_on(async {
+        admin
+            .welcome(&link.expect("a new workspace prints a sign-in link"))
+            .await;
+        admin.page("/campaigns/new").await;
+        let form = Form::new()
+            .text("csrf", admin.csrf.clone())
+            .text("name", "slow")
+            .part(
+                "campaign_file",
+                Part::text(campaign_toml(&sandbox.root_url())).file_name("c.toml"),
+            )
+            .part("recipients", Part::text(recipients()).file_name("list.csv"));
+        let response = admin.post_multipart("/campaigns", form).await;
+        let id = campaign_id(&location(&response));
+        admin.page(&format!("/campaigns/{id}")).await;
+        admin.post(&format!("/campaigns/{id}/check"), &[]).await;
+        admin.post(&format!("/campaigns/{id}/submit"), &[]).await;
+        let response = admin.post(&format!("/campaigns/{id}/approve"), &[]).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "self-approval was allowed");
+        let amount = (RECIPIENTS * 8).to_string();
+        let response = admin
+            .post(&format!("/campaigns/{id}/start"), &[("amount", &amount)])
+            .await;
+        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
+        id
+    });
+    (admin, id)
+}
+
+/// Waits until the sandbox has taken `count` messages.
+fn until_sent(sandbox: &Sandbox, count: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sandbox.sent().total < count {
+        assert!(Instant::now() < deadline, "the run sends");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for the campaign's run to end; its state.
+async fn until_ended(browser: &mut Browser, id: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
+        let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
+        if state == "done" || state == "incomplete" {
+            return state;
+        }
+        assert!(Instant::now() < deadline, "the resumed run ends: {state}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_sending_campaign_cleanly_and_an_approver_resumes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let sandbox = Sandbox::start(None);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (process, base, link, _) = serve(&workspace);
+    let (admin, id) = start_slow_campaign(&runtime, &base, link, &sandbox);
+    until_sent(&sandbox, 20);
+
+    // SIGINT, as Ctrl-C in its terminal: the run is stopped through its handle, then it exits.
+    let pid = rustix::process::Pid::from_raw(process.child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let ended = process.finish();
+    assert_eq!(ended.code(), Some(0), "{}", ended.stderr);
+    assert!(
+        ended.stdout.contains("stopping 1 campaign(s)") && ended.stdout.contains("stopped: an approver resumes them"),
+        "{}",
+        ended.stdout
+    );
+    let reached = sandbox.sent();
+    assert!((reached.total as usize) < RECIPIENTS, "stopped before the end");
+
+    // Restarted: `stopped`, not interrupted; nothing uncertain, nothing in flight; report written.
+    let (process, base, _, said) = serve(&workspace);
+    assert!(!said.contains("were sending when the console last ended"), "{said}");
+    let run_dir = workspace.join("runs").join(&id);
+    let status = msgbatch::engine::status(&run_dir).unwrap();
+    assert_eq!((status.uncertain, status.sending), (0, 0), "{}", status.equation());
+    assert_eq!(
+        status.sent, reached.total,
+        "every request that reached the sandbox was recorded"
+    );
+    assert!(
+        run_dir.join("report.csv").exists(),
+        "the stopped run's report was written"
+    );
+    let mut approver = Browser::new(&base);
+    approver.cookie = admin.cookie.clone();
+    runtime.block_on(async {
+        let (_, page) = approver.page(&format!("/campaigns/{id}")).await;
+        assert!(page.contains("state stopped"), "{page}");
+        let response = approver.post(&format!("/campaigns/{id}/resume"), &[]).await;
+        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
+        assert_eq!(until_ended(&mut approver, &id).await, "done");
+    });
+    drop(process);
+    let sent = sandbox.sent();
+    assert!(sent.repeated().is_empty(), "no number twice: {:?}", sent.repeated());
+    assert_eq!(sent.total as usize, RECIPIENTS);
 }

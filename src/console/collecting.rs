@@ -70,6 +70,19 @@ impl Collections {
     fn remove(&self, id: &str) {
         self.active.lock().remove(id);
     }
+
+    pub fn any(&self) -> bool {
+        !self.active.lock().is_empty()
+    }
+
+    /// Asks every collection to stop (what is read stays read); answers how many there were.
+    pub fn stop_all(&self) -> usize {
+        let active = self.active.lock();
+        for collection in active.values() {
+            collection.control.stop();
+        }
+        active.len()
+    }
 }
 
 /// Starts collecting the campaign's results in a task. Refused while its run sends or a

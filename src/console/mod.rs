@@ -253,8 +253,29 @@ pub async fn serve(options: ServeOptions) -> Result<()> {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;
-    if console.runs.any() {
-        println!("campaigns still sending are left resumable (`interrupted` at the next start)");
-    }
+    stop_runs(&console).await;
     Ok(())
+}
+
+/// At Ctrl-C: every run is stopped through its handle (requests in flight end and are recorded,
+/// nothing new goes) and every collection ends, so that each campaign is left `stopped` with its
+/// report written, for an approver to resume. A second Ctrl-C leaves them as they are
+/// (`interrupted` at the next start).
+async fn stop_runs(console: &Console) {
+    let stopping = console.runs.stop_all() + console.collections.stop_all();
+    if stopping == 0 {
+        return;
+    }
+    println!(
+        "stopping {stopping} campaign(s): requests in flight end and are recorded, nothing new goes (Ctrl-C again leaves them `interrupted`)"
+    );
+    let ended = async {
+        while console.runs.any() || console.collections.any() {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    tokio::select! {
+        () = ended => println!("stopped: an approver resumes them"),
+        _ = tokio::signal::ctrl_c() => println!("left as they were: `interrupted` at the next start"),
+    }
 }

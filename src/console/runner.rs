@@ -50,7 +50,14 @@ impl Board {
         let snapshot = self.live.snapshot();
         let status = &snapshot.status;
         let now = Instant::now();
-        let rate = {
+        let phase = self.phase_of(&snapshot);
+        // Paused, nothing goes: no rate and no time left, and the rate measured afresh after.
+        if phase == "paused" {
+            self.samples.lock().clear();
+        }
+        let rate = if phase == "paused" {
+            0.0
+        } else {
             let mut samples = self.samples.lock();
             samples.push_back((now, status.sent + status.uncertain));
             while samples.len() > 2 && now.duration_since(samples[0].0) > RATE_WINDOW {
@@ -65,7 +72,9 @@ impl Board {
             }
         };
         let left = status.pending + status.sending;
-        let time_left = if left == 0 {
+        let time_left = if phase == "paused" {
+            "–".to_string()
+        } else if left == 0 {
             "0 s".to_string()
         } else if rate > 0.0 {
             seconds_text((left as f64 / rate).ceil() as u64)
@@ -73,7 +82,7 @@ impl Board {
             "–".to_string()
         };
         LiveView {
-            phase: self.phase_of(&snapshot),
+            phase,
             lanes: LaneRow::all(status),
             sent: status.sent,
             accepted: status.accepted,
@@ -264,6 +273,15 @@ impl Runs {
     pub fn any(&self) -> bool {
         !self.active.lock().is_empty()
     }
+
+    /// Asks every run to stop; answers how many there were.
+    pub fn stop_all(&self) -> usize {
+        let active = self.active.lock();
+        for run in active.values() {
+            run.control.stop();
+        }
+        active.len()
+    }
 }
 
 /// What to do with a campaign whose run starts now.
@@ -399,5 +417,49 @@ pub fn run_record(by: &str, start_at: Option<&DateTime<FixedOffset>>) -> RunReco
         start_at: start_at.map(|at| at.to_rfc3339()),
         end: None,
         collected: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::Lane;
+    use crate::engine::events::PauseCause;
+    use crate::plan::ChunkKey;
+
+    #[test]
+    fn a_paused_run_shows_no_rate_and_no_time_left() {
+        let board = Board::new();
+        let key = ChunkKey {
+            lane: Lane::Sms,
+            index: 0,
+        };
+        board.event(&Event::Released {
+            key,
+            recipients: 100,
+            reserved: 0,
+        });
+        board
+            .samples
+            .lock()
+            .push_back((Instant::now() - Duration::from_secs(5), 0));
+        board.event(&Event::Answered {
+            key,
+            recipients: 50,
+            accepted: 50,
+            not_accepted: 0,
+            statuses: Vec::new(),
+            charged: 0,
+            kept: 0,
+            reserved: 0,
+        });
+        let sending = board.view();
+        assert!(sending.rate != "0" && sending.time_left != "–", "{sending:?}");
+        board.event(&Event::Paused(PauseCause::Asked));
+        let paused = board.view();
+        assert_eq!(
+            (paused.phase, paused.rate.as_str(), paused.time_left.as_str()),
+            ("paused", "0", "–")
+        );
     }
 }
