@@ -3,7 +3,8 @@
 # `msgbatch serve` against a sandbox in its own process, once with one person reloading the
 # campaign's page and once with W more browsers on its live page (each holding the Server-Sent
 # Events stream and reloading the page every 5 s). Prints each send's recipients per second and the
-# ratio (target: watched >= 0.90 x unwatched), and the serve process's CPU for each send (the
+# ratio (target: watched >= 0.90 x unwatched), the longest wait between two live updates a watcher
+# saw (target: 1 s), and the serve process's CPU for each send (the
 # report the console writes after a run is waited for, and not counted).
 #
 #   bash benches/console_watchers.sh 1000000 50
@@ -86,6 +87,7 @@ def send(watched):
     _, _, check = call(f"/campaigns/{cid}/check")
     valid = int(re.search(r"= valid (\d+)", check).group(1))
     stop = threading.Event()
+    gaps = []
     def watch():
         # A browser on the live page: the event stream, and the page itself every 5 s.
         while not stop.is_set():
@@ -93,9 +95,15 @@ def send(watched):
             try:
                 with urllib.request.urlopen(request, timeout=30) as stream:
                     last_page = time.monotonic()
-                    for _ in stream:
+                    last_event = None
+                    for line in stream:
                         if stop.is_set():
                             return
+                        if line.startswith(b"event: view"):
+                            now = time.monotonic()
+                            if last_event is not None:
+                                gaps.append(now - last_event)
+                            last_event = now
                         if time.monotonic() - last_page > 5:
                             urllib.request.urlopen(urllib.request.Request(base + f"/campaigns/{cid}/live", headers={"Cookie": cookie})).read()
                             last_page = time.monotonic()
@@ -121,10 +129,11 @@ def send(watched):
     # before the next send, which would otherwise pay for it.
     while "files/report.csv" not in call(f"/campaigns/{cid}/results")[2]:
         time.sleep(0.5)
-    return valid / elapsed, used, valid
+    return valid / elapsed, used, valid, max(gaps, default=0.0)
 
-alone, alone_cpu, valid = send(False)
-watched, watched_cpu, _ = send(True)
+alone, alone_cpu, valid, _ = send(False)
+watched, watched_cpu, _, gap = send(True)
 print(f"{valid} recipients: unwatched {alone:,.0f}/s (serve CPU {alone_cpu:.1f} s), "
       f"{watchers} watching {watched:,.0f}/s (serve CPU {watched_cpu:.1f} s), ratio {watched / alone:.2f} (target >= 0.90)")
+print(f"live page: longest wait between two updates of one watcher {gap:.2f} s (target <= 1 s)")
 PY

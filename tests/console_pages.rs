@@ -37,22 +37,23 @@ endpoint = "sandbox"
 [message]
 service = 1001
 template = "ORDER_SHIPPED"
-text = "#{이름}님, 주문하신 상품이 발송되었습니다."
+text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
 callback_no = "0212345678"
 
 [recipients]
 path = "r.csv"
 name = "name"
+variables = { VAR1 = "order" }
 
 [prices]
 alimtalk = 8
 "##;
 
-/// Six people, 010-4000-0001 to 0006.
+/// Six people, 010-4000-0001 to 0006, with an order number each.
 fn people_csv() -> String {
-    let mut csv = String::from("phone,name\n");
+    let mut csv = String::from("phone,name,order\n");
     for i in 1..=6 {
-        csv.push_str(&format!("0104000000{i},고객{i}\n"));
+        csv.push_str(&format!("0104000000{i},고객{i},A-{i}\n"));
     }
     csv
 }
@@ -570,4 +571,47 @@ fn html_unescape(text: &str) -> String {
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let id = new_campaign(&mut team.editor, NOTIFICATION, "order-shipped").await;
+    approved(&mut team, &id).await;
+    let run_dir = team.console.workspace.join("runs").join(&id);
+    // `msgbatch status` (or a status page) read again and again from the start: each read holds
+    // the run a moment, when the run opens it and when the console writes its report.
+    let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let reader = {
+        let (reading, run_dir) = (reading.clone(), run_dir.clone());
+        std::thread::spawn(move || {
+            let mut reads = 0u64;
+            while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                reads += u64::from(msgbatch::engine::status(&run_dir).is_ok());
+            }
+            reads
+        })
+    };
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "48")])
+        .await;
+    assert_eq!(
+        location(&response),
+        format!("/campaigns/{id}/live"),
+        "six notifications at ₩8"
+    );
+    assert_eq!(until_ended(&mut team.approver, &id).await, "done");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while !run_dir.join("report.csv").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the report is written while the status is read"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    reading.store(false, std::sync::atomic::Ordering::Relaxed);
+    assert!(reader.join().unwrap() > 0, "the status was read meanwhile");
 }

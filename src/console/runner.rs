@@ -327,7 +327,15 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
 /// Records how a run ended and writes its report.
 async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -> Result<(), ConsoleError> {
     let run_dir = console.workspace.run_dir(id);
-    let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists() && engine::status(&run_dir).is_ok();
+    // Whether the run recorded anything: a run directory that did is never removed below, so a
+    // status that cannot be read because a reader holds the run counts as recorded.
+    let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists() && {
+        let run_dir = run_dir.clone();
+        match waiting_for_run_dir(move || engine::status(&run_dir)).await {
+            Ok(_) => true,
+            Err(error) => held_by_another(&error),
+        }
+    };
     let (state, end) = match &report {
         Ok(report) => {
             let state = match report.end {
@@ -380,10 +388,41 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
         csv_bom: false,
         xlsx: crate::report::Workbook::WhenOneSheet,
     };
-    tokio::task::spawn_blocking(move || crate::report::write(&run_dir, None, &options))
+    waiting_for_run_dir(move || crate::report::write(&run_dir, None, &options))
         .await
-        .map_err(ConsoleError::internal)??;
-    Ok(())
+        .map(|_| ())
+        .map_err(ConsoleError::from)
+}
+
+/// `work` on a blocking thread, tried again while a reader (a status page, `msgbatch status`)
+/// holds the run directory, for up to a minute: readers hold it a moment at a time.
+async fn waiting_for_run_dir<T: Send + 'static>(
+    work: impl Fn() -> anyhow::Result<T> + Send + Sync + 'static,
+) -> anyhow::Result<T> {
+    let work = Arc::new(work);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let attempt = work.clone();
+        let done = tokio::task::spawn_blocking(move || attempt())
+            .await
+            .map_err(|error| anyhow::anyhow!("a blocking task ended: {error}"))?;
+        match done {
+            Err(error) if held_by_another(&error) && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Whether an engine error says another process (or task) holds the run directory.
+fn held_by_another(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<crate::engine::checkpoint::CheckpointError>(),
+            Some(crate::engine::checkpoint::CheckpointError::InUse { .. })
+        )
+    })
 }
 
 /// Campaigns that were sending when the console last ended: `interrupted`, never resumed by

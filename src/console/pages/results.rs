@@ -18,6 +18,8 @@ use std::time::Duration;
 
 /// How often the live page hears of the figures, at the most.
 const LIVE_EVERY: Duration = Duration::from_millis(500);
+/// How long the live page waits for the figures, at the most.
+const LIVE_AT_LEAST: Duration = Duration::from_secs(1);
 
 #[derive(Template)]
 #[template(path = "console/live.html")]
@@ -98,10 +100,11 @@ pub async fn live_events(
     let stream = futures::stream::unfold((run, true), move |(run, first)| async move {
         let run = run?;
         if !first {
+            // Half a second at least after the last event; then the next change, or the second's
+            // end: a quiet run still sends its figures once a second (the rate and time left move).
             let mut changed = run.board.changed.subscribe();
-            // A quiet second still sends the figures (the rate and time left move).
-            let _ = tokio::time::timeout(Duration::from_secs(1), changed.changed()).await;
             tokio::time::sleep(LIVE_EVERY).await;
+            let _ = tokio::time::timeout(LIVE_AT_LEAST - LIVE_EVERY, changed.changed()).await;
         }
         let view = run.board.view();
         let done = view.finished.is_some();
