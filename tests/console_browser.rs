@@ -80,9 +80,11 @@ async fn the_whole_flow_in_a_real_browser() {
     let second = Session::open(&driver, &console.base).await;
 
     // The admin sets a password through the first link and adds two people.
-    first
-        .welcome(console.first_link.as_deref().expect("an empty workspace prints a link"))
-        .await;
+    let first_link = console.first_link.as_deref().expect("an empty workspace prints a link");
+    first.goto(first_link).await;
+    first.wait("input[name=password]").await;
+    first.screenshot(&shots, "welcome.png").await;
+    first.welcome(first_link).await;
     let mut links = Vec::new();
     for (name, role) in [("mina", "editor"), ("joon", "approver")] {
         first.goto("/users").await;
@@ -125,6 +127,7 @@ async fn the_whole_flow_in_a_real_browser() {
         .await;
     // A Hangul name, so that every screenshot shows whether Hangul renders.
     first.fill("input[name=name]", NAME).await;
+    first.screenshot(&shots, "new.png").await;
     first
         .wait("input[type=file][name=campaign_file]")
         .await
@@ -208,6 +211,7 @@ async fn the_whole_flow_in_a_real_browser() {
         .await;
     let answer = first.text().await;
     assert!(answer.contains("010-****-0001"), "{answer}");
+    first.screenshot(&shots, "test-send.png").await;
     first.goto(&format!("/campaigns/{id}")).await;
     first
         .click("form[action$='/submit'] button", "Submit for approval")
@@ -233,6 +237,7 @@ async fn the_whole_flow_in_a_real_browser() {
         .await;
     assert_eq!(estimate, "₩80");
     second.fill("input[name=amount]", &estimate).await;
+    second.screenshot(&shots, "start.png").await;
     second.click("form[action$='/start'] button", "Start").await;
     second
         .wait_path("starting opens the live page", |path| path.ends_with("/live"))

@@ -577,11 +577,41 @@ fn html_unescape(text: &str) -> String {
 async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status() {
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    let id = new_campaign(&mut team.editor, NOTIFICATION, "order-shipped").await;
+    // Slow enough for the reader to be reading when the run ends: a notification a chunk, two a
+    // second (about two seconds).
+    let slow = NOTIFICATION.replace(
+        "[prices]",
+        "[send]\nchunk_size = 1\nmessages_per_second = 2\n\n[prices]",
+    );
+    let id = new_campaign(&mut team.editor, &slow, "order-shipped").await;
     approved(&mut team, &id).await;
     let run_dir = team.console.workspace.join("runs").join(&id);
-    // `msgbatch status` (or a status page) read again and again from the start: each read holds
-    // the run a moment, when the run opens it and when the console writes its report.
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "48")])
+        .await;
+    assert_eq!(
+        location(&response),
+        format!("/campaigns/{id}/live"),
+        "six notifications at ₩8"
+    );
+    // Once the run holds its directory, `msgbatch status` (or a status page) reads it again and
+    // again: each read that gets in holds the run a moment, as the run ends and the console
+    // writes the report.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        // The live page, which reads the run's events and not its directory.
+        let (_, live) = team.approver.page(&format!("/campaigns/{id}/live")).await;
+        let sent: u64 = between(&live, "<td data-live=\"sent\">", "<")
+            .and_then(|sent| sent.parse().ok())
+            .unwrap_or(0);
+        if sent > 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the run sends: {live}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let reader = {
         let (reading, run_dir) = (reading.clone(), run_dir.clone());
@@ -593,16 +623,6 @@ async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status(
             reads
         })
     };
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "48")])
-        .await;
-    assert_eq!(
-        location(&response),
-        format!("/campaigns/{id}/live"),
-        "six notifications at ₩8"
-    );
     assert_eq!(until_ended(&mut team.approver, &id).await, "done");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
     while !run_dir.join("report.csv").exists() {
@@ -614,4 +634,5 @@ async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status(
     }
     reading.store(false, std::sync::atomic::Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0, "the status was read meanwhile");
+    assert_eq!(run_status(&run_dir).await.sent, 6);
 }

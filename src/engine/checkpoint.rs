@@ -357,12 +357,8 @@ fn store_error(path: &Path) -> impl Fn(sled::Error) -> CheckpointError + '_ {
     }
 }
 
-/// How long opening waits for a checkpoint another process holds before it answers `InUse`.
-const HELD_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
 impl Checkpoint {
-    /// Opens (or creates) the checkpoint folder; a second process gets `InUse` if the first
-    /// still holds it after [`HELD_WAIT`].
+    /// Opens (or creates) the checkpoint folder; a second process gets `InUse`.
     pub fn open(path: &Path, create: bool) -> Result<Checkpoint, CheckpointError> {
         if !create && !path.join("db").exists() && !path.join("conf").exists() {
             return Err(CheckpointError::NotARun {
@@ -377,36 +373,24 @@ impl Checkpoint {
                 message: e.to_string(),
             })?;
         }
-        // Another process's hold is waited for a moment: a reader (`status`, a console page)
-        // holds it for milliseconds, while a run holds it for as long as it runs.
-        let waited_until = std::time::Instant::now() + HELD_WAIT;
-        let db = loop {
-            let opened = sled::Config::new()
-                .path(path)
-                .cache_capacity(CACHE_BYTES)
-                .flush_every_ms(Some(200))
-                .open()
-                .map_err(|error| {
-                    let text = error.to_string();
-                    if text.contains("lock") || text.contains("WouldBlock") || text.contains("temporarily unavailable")
-                    {
-                        CheckpointError::InUse {
-                            path: path.parent().unwrap_or(path).to_path_buf(),
-                        }
-                    } else {
-                        CheckpointError::Store {
-                            path: path.to_path_buf(),
-                            message: text,
-                        }
+        let db = sled::Config::new()
+            .path(path)
+            .cache_capacity(CACHE_BYTES)
+            .flush_every_ms(Some(200))
+            .open()
+            .map_err(|error| {
+                let text = error.to_string();
+                if text.contains("lock") || text.contains("WouldBlock") || text.contains("temporarily unavailable") {
+                    CheckpointError::InUse {
+                        path: path.parent().unwrap_or(path).to_path_buf(),
                     }
-                });
-            match opened {
-                Err(CheckpointError::InUse { .. }) if std::time::Instant::now() < waited_until => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
+                } else {
+                    CheckpointError::Store {
+                        path: path.to_path_buf(),
+                        message: text,
+                    }
                 }
-                opened => break opened?,
-            }
-        };
+            })?;
         crate::files::make_private_tree(path).map_err(|e| CheckpointError::Store {
             path: path.to_path_buf(),
             message: e.to_string(),
