@@ -181,6 +181,34 @@ async fn two_people_check_test_approve_start_and_download_the_report() {
     assert_eq!(&with_bom[..3], b"\xEF\xBB\xBF");
     assert_eq!(&with_bom[3..], &downloaded[..]);
 
+    // The results page shows summary.html inside it: framed by the console alone, with no script.
+    let (_, results) = team.viewer.page(&format!("/campaigns/{id}/results")).await;
+    assert!(
+        results.contains(&format!("<iframe class=\"summary\" src=\"/campaigns/{id}/summary\"")),
+        "{results}"
+    );
+    let summary = team.viewer.get(&format!("/campaigns/{id}/summary")).await;
+    assert_eq!(summary.status(), StatusCode::OK);
+    assert_eq!(summary.headers()["x-frame-options"], "SAMEORIGIN");
+    let policy = summary.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'self'"),
+        "{policy}"
+    );
+    assert_eq!(
+        summary.bytes().await.unwrap(),
+        std::fs::read(run_dir.join("summary.html")).unwrap()
+    );
+    let results = team.viewer.get(&format!("/campaigns/{id}/results")).await;
+    assert_eq!(
+        results.headers()["x-frame-options"],
+        "DENY",
+        "every other page stays unframed"
+    );
+
     // The audit log tells who did what.
     let (_, audit) = team.admin.page("/audit").await;
     for (who, what) in [
@@ -272,7 +300,12 @@ async fn without_a_session_or_token_or_the_right_host_nothing_happens() {
         format!("/campaigns/{id}"),
         format!("/campaigns/{id}/rejects.csv"),
         format!("/campaigns/{id}/files/report.csv"),
+        format!("/campaigns/{id}/summary"),
         format!("/campaigns/{id}/live/events"),
+        "/opt-outs".to_string(),
+        "/opt-outs.csv".to_string(),
+        "/statement?month=2026-11".to_string(),
+        "/statement/2026-11/statement.csv".to_string(),
     ] {
         let response = stranger.get(&path).await;
         assert_eq!(response.status(), StatusCode::SEE_OTHER, "{path} needs a session");
@@ -292,6 +325,27 @@ async fn without_a_session_or_token_or_the_right_host_nothing_happens() {
     let form = upload_form("not-the-token", CAMPAIGN, &recipients_csv());
     let response = team.editor.post_multipart("/campaigns", form).await;
     assert_eq!(response.status(), StatusCode::FORBIDDEN, "an upload without the token");
+    // The workspace's forms too: the opt-out list, the statement's ledger, a collection.
+    for path in [
+        "/opt-outs/add".to_string(),
+        "/opt-outs/remove".to_string(),
+        format!("/campaigns/{id}/collect"),
+    ] {
+        let response = team.admin.post_raw(&path, &[("numbers", "010-4000-0001")]).await;
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{path} without the token");
+    }
+    for path in ["/opt-outs/upload", "/statement"] {
+        let form = Form::new()
+            .text("csrf", "not-the-token")
+            .part("list", Part::text("phone\n01040000001\n").file_name("l.csv"));
+        let response = team.admin.post_multipart(path, form).await;
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{path} without the token");
+    }
+    let (_, opt_outs) = team.admin.page("/opt-outs").await;
+    assert!(
+        opt_outs.contains("<strong id=\"opt-out-count\">0</strong>"),
+        "nothing was added"
+    );
     let (_, page) = team.editor.page(&format!("/campaigns/{id}")).await;
     assert!(page.contains("state draft"), "still a draft: nothing was checked");
     assert_eq!(

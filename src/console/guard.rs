@@ -35,7 +35,10 @@ fn with_headers(console: &Shared, mut response: Response) -> Response {
         );
     }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // Only a run's summary is shown inside the console's own results page (SAMEORIGIN).
+    if !headers.contains_key(header::X_FRAME_OPTIONS) {
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    }
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     if !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -95,6 +95,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns/{id}/control", post(results::control))
         .route("/campaigns/{id}/resume", post(results::resume))
         .route("/campaigns/{id}/results", get(results::results_page))
+        .route("/campaigns/{id}/summary", get(results::summary))
         .route("/campaigns/{id}/files/{name}", get(results::download))
         .route("/campaigns/{id}/retry", post(results::retry))
         .route("/campaigns/{id}/collect", post(results::collect))

@@ -405,11 +405,28 @@ pub async fn file_response(
         let mut response = ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response();
         response.headers_mut().insert(
             axum::http::header::CONTENT_SECURITY_POLICY,
-            axum::http::HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; img-src data:"),
+            axum::http::HeaderValue::from_static(
+                "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
+            ),
+        );
+        response.headers_mut().insert(
+            axum::http::header::X_FRAME_OPTIONS,
+            axum::http::HeaderValue::from_static("SAMEORIGIN"),
         );
         return Ok(response);
     }
     Ok(attachment(name, content_type, body))
+}
+
+/// The run's summary.html, shown inside the results page (viewing is not a download).
+pub async fn summary(
+    Console(console): Console<Shared>,
+    _signed: Signed,
+    Path(id): Path<String>,
+) -> Result<Response, ConsoleError> {
+    campaigns::find(&console.store, &id)?;
+    let path = console.workspace.run_dir(&id).join("summary.html");
+    file_response(&path, "summary.html", "text/html; charset=utf-8", false).await
 }
 
 /// A file as a response body read a piece at a time (reports can be gigabytes).
