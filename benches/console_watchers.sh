@@ -50,31 +50,12 @@ TOML
 serve_pid=$!
 until grep -q "Ctrl-C stops it." "$work/serve.out"; do sleep 0.1; done
 python3 - "$work" "$csv" "$serve_pid" "$watchers" <<'PY'
-import http.cookiejar, re, subprocess, sys, threading, time, urllib.parse, urllib.request
+import re, subprocess, sys, threading, time, urllib.request
+sys.path.insert(0, "benches")
+from console_session import Session, cpu
 work, csv, pid, watchers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-out = open(f"{work}/serve.out").read()
-base = re.search(r"msgbatch console: (\S+)", out).group(1).replace("localhost", "127.0.0.1")
-link = re.search(r"first sign-in \(.*\): (\S+)", out).group(1).replace("localhost", "127.0.0.1")
-jar = http.cookiejar.CookieJar()
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *a): return None
-opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
-def call(path, fields=None):
-    data = urllib.parse.urlencode(fields).encode() if fields is not None else None
-    try:
-        r = opener.open(base + path, data)
-        return r.status, r.headers, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read().decode()
-call(link.replace(base, ""))
-call(link.replace(base, ""), {"password": "benchmark password", "again": "benchmark password"})
-cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
-_, _, page = call("/campaigns")
-csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
-
-def cpu():
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100.0
+person = Session(f"{work}/serve.out")
+base, cookie, csrf, call = person.base, person.cookie, person.csrf, person.call
 
 def send(watched):
     located = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", "-b", cookie,
@@ -109,7 +90,7 @@ def send(watched):
                             last_page = time.monotonic()
             except Exception:
                 time.sleep(0.1)
-    cpu_before = cpu()
+    cpu_before = cpu(pid)
     start = time.monotonic()
     status, headers, body = call(f"/campaigns/{cid}/start", {"csrf": csrf, "amount": str(valid)})
     assert status == 303, (status, body[:300])
@@ -122,7 +103,7 @@ def send(watched):
             break
         time.sleep(0.2)
     elapsed = time.monotonic() - start
-    used = cpu() - cpu_before
+    used = cpu(pid) - cpu_before
     stop.set()
     assert state == "done", state
     # The console writes the report (CSV, Parquet, Excel) once the run has ended: let it finish

@@ -37,7 +37,7 @@ pub fn read_typed(text: &str) -> Typed {
 /// Reads an uploaded list as a suppression list is read: the `phone` column, or the only one.
 pub fn read_file(path: &Path, original: &str) -> Result<BTreeSet<String>, ConsoleError> {
     let mut numbers = BTreeSet::new();
-    crate::plan::classify::read_phone_list(path, "phone", |number| {
+    crate::plan::phone_list::read_phone_list(path, "phone", |number| {
         numbers.insert(number.to_string());
     })
     .map_err(|error| ConsoleError::Invalid(format!("{original}: {error}")))?;

@@ -1,8 +1,9 @@
 //! Classification of one input row: rejected (and why), suppressed, duplicate, or valid in a lane.
 
 use super::lane_rule::{LaneRule, Unit};
-use super::{PlanError, PlannedRow, BATCH_ROWS};
-use crate::campaign::{Campaign, InputFormat, Lane};
+use super::phone_list;
+use super::{PlanError, PlannedRow};
+use crate::campaign::{Campaign, Lane};
 use crate::input::phone_set::PhoneSet;
 use crate::input::{self, ColumnSpec, FieldText, RawRow, Unreadable};
 use crate::phone::{self, PhoneError};
@@ -10,7 +11,6 @@ use crate::template::ValueAt;
 use crate::text::Unencodable;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// Why a row was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -192,11 +192,11 @@ impl Screen {
     fn new(campaign: &Campaign) -> Result<Screen, PlanError> {
         let suppression = match &campaign.recipients.suppression {
             None => None,
-            Some(path) => Some(load_suppression(path, &campaign.recipients.suppression_column)?),
+            Some(path) => Some(phone_list::load(path, &campaign.recipients.suppression_column)?),
         };
         let opt_outs = match campaign.opt_outs_applied() {
             None => None,
-            Some(path) => Some(load_suppression(path, "phone")?),
+            Some(path) => Some(phone_list::load(path, "phone")?),
         };
         Ok(Screen {
             suppression,
@@ -473,41 +473,12 @@ impl RowRef {
     }
 }
 
-/// Reads a suppression list: the `column` of a CSV, Parquet or spreadsheet file (its first sheet), or its only column.
-fn load_suppression(path: &Path, column: &str) -> Result<PhoneSet, PlanError> {
-    let mut set = PhoneSet::new();
-    read_phone_list(path, column, |phone| {
-        set.insert(phone);
-    })?;
-    Ok(set)
-}
-
-/// Reads a list of numbers as a suppression list is read (the `column`, or the only column, of a
-/// CSV, Parquet or spreadsheet file) and hands each mobile number, normalised, to `each`; a
-/// value that is not a mobile number is skipped, since it could never match a recipient.
-pub fn read_phone_list(path: &Path, column: &str, mut each: impl FnMut(&str)) -> Result<(), PlanError> {
-    let format = InputFormat::from_path(path).unwrap_or(InputFormat::Csv);
-    let spec = ColumnSpec {
-        phone: column.to_string(),
-        name: None,
-        vars: Vec::new(),
-    };
-    let mut source = input::open(path, format, crate::campaign::Encoding::Auto, &spec)?;
-    while let Some(batch) = source.next_batch(BATCH_ROWS)? {
-        for row in batch {
-            if let Some(Ok(phone)) = row.phone.as_deref().map(phone::normalize) {
-                each(&phone);
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::text::euc_kr_len;
     use proptest::prelude::*;
+    use std::path::Path;
 
     fn campaign(kind: &str, text: &str) -> Campaign {
         let extra = match kind {

@@ -10,6 +10,7 @@ pub mod billing;
 pub mod chunks;
 pub mod classify;
 mod lane_rule;
+pub mod phone_list;
 
 pub use accounting::{warnings, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};

@@ -41,7 +41,7 @@ struct CheckPage {
 #[derive(Deserialize)]
 pub struct PageQuery {
     #[serde(default)]
-    page: usize,
+    pub page: usize,
 }
 
 pub async fn check_page(

@@ -1,5 +1,6 @@
 //! The opt-out page: the workspace's list of numbers that refused advertising, shown masked, added to by typing or uploading (editor), taken from (approver), downloaded whole (editor).
 
+use super::flow::PageQuery;
 use super::uploads;
 use super::{render, to, Me};
 use crate::console::auth::{Posted, Signed};
@@ -28,12 +29,6 @@ struct OptOutsPage {
     more: bool,
     can_add: bool,
     can_remove: bool,
-}
-
-#[derive(Deserialize)]
-pub struct PageQuery {
-    #[serde(default)]
-    page: usize,
 }
 
 pub async fn page(
