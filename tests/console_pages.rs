@@ -612,17 +612,7 @@ async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status(
         assert!(std::time::Instant::now() < deadline, "the run sends: {live}");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let reader = {
-        let (reading, run_dir) = (reading.clone(), run_dir.clone());
-        std::thread::spawn(move || {
-            let mut reads = 0u64;
-            while reading.load(std::sync::atomic::Ordering::Relaxed) {
-                reads += u64::from(msgbatch::engine::status(&run_dir).is_ok());
-            }
-            reads
-        })
-    };
+    let reader = Reader::start(&run_dir);
     assert_eq!(until_ended(&mut team.approver, &id).await, "done");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
     while !run_dir.join("report.csv").exists() {
@@ -632,7 +622,71 @@ async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status(
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    reading.store(false, std::sync::atomic::Ordering::Relaxed);
-    assert!(reader.join().unwrap() > 0, "the status was read meanwhile");
+    assert!(reader.stop() > 0, "the status was read meanwhile");
     assert_eq!(run_status(&run_dir).await.sent, 6);
+}
+
+/// `msgbatch status` (or a status page) read again and again on another thread.
+struct Reader {
+    reading: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Reader {
+    fn start(run_dir: &std::path::Path) -> Reader {
+        let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let thread = {
+            let (reading, run_dir) = (reading.clone(), run_dir.to_path_buf());
+            std::thread::spawn(move || {
+                let mut reads = 0u64;
+                while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                    reads += u64::from(msgbatch::engine::status(&run_dir).is_ok());
+                }
+                reads
+            })
+        };
+        Reader { reading, thread }
+    }
+
+    /// Stops reading; the reads that got in.
+    fn stop(self) -> u64 {
+        self.reading.store(false, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_goes_on_while_someone_keeps_reading_the_runs_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let slow = NOTIFICATION.replace(
+        "[prices]",
+        "[send]\nchunk_size = 1\nmessages_per_second = 2\n\n[prices]",
+    );
+    let id = new_campaign(&mut team.editor, &slow, "order-shipped").await;
+    approved(&mut team, &id).await;
+    let run_dir = team.console.workspace.join("runs").join(&id);
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    team.approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "48")])
+        .await;
+    team.approver.page(&format!("/campaigns/{id}/live")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(until_ended(&mut team.approver, &id).await, "stopped");
+    let before = run_status(&run_dir).await;
+    assert!(before.pending > 0, "{}", before.equation());
+
+    // The approver resumes while the status is read over and over.
+    let reader = Reader::start(&run_dir);
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team.approver.post(&format!("/campaigns/{id}/resume"), &[]).await;
+    assert_eq!(location(&response), format!("/campaigns/{id}/live"));
+    assert_eq!(until_ended(&mut team.approver, &id).await, "done");
+    reader.stop();
+    let after = run_status(&run_dir).await;
+    assert_eq!((after.sent, after.pending), (6, 0), "{}", after.equation());
 }

@@ -309,11 +309,21 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
                 engine::run(campaign, options, &active.control, events).await
             }
             Launch::Resume { resend_uncertain } => {
-                let options = RunOptions {
-                    resend_uncertain,
-                    ..RunOptions::default()
-                };
-                engine::resume(&run_dir, options, &active.control, events).await
+                // A page (or `msgbatch status`) reading the run holds it a moment: a resume that
+                // found it held has done nothing yet, and is tried again until the reader lets go.
+                let deadline = Instant::now() + Duration::from_secs(60);
+                loop {
+                    let options = RunOptions {
+                        resend_uncertain,
+                        ..RunOptions::default()
+                    };
+                    match engine::resume(&run_dir, options, &active.control, events.clone()).await {
+                        Err(error) if held_by_another(&error) && Instant::now() < deadline => {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                        resumed => break resumed,
+                    }
+                }
             }
         };
         if let Err(error) = finish(&console, &id, report).await {
@@ -329,13 +339,11 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
     let run_dir = console.workspace.run_dir(id);
     // Whether the run recorded anything: a run directory that did is never removed below, so a
     // status that cannot be read because a reader holds the run counts as recorded.
-    let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists() && {
-        let run_dir = run_dir.clone();
-        match waiting_for_run_dir(move || engine::status(&run_dir)).await {
+    let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists()
+        && match status_when_free(&run_dir).await {
             Ok(_) => true,
             Err(error) => held_by_another(&error),
-        }
-    };
+        };
     let (state, end) = match &report {
         Ok(report) => {
             let state = match report.end {
@@ -392,6 +400,12 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
         .await
         .map(|_| ())
         .map_err(ConsoleError::from)
+}
+
+/// The run's status, once no reader holds it (see [`waiting_for_run_dir`]).
+pub async fn status_when_free(run_dir: &std::path::Path) -> anyhow::Result<engine::Status> {
+    let run_dir = run_dir.to_path_buf();
+    waiting_for_run_dir(move || engine::status(&run_dir)).await
 }
 
 /// `work` on a blocking thread, tried again while a reader (a status page, `msgbatch status`)

@@ -200,7 +200,7 @@ pub async fn resume(
             "its results are being collected: stop the collection first, then resume".into(),
         ));
     }
-    let status = crate::engine::status(&console.workspace.run_dir(&id))?;
+    let status = runner::status_when_free(&console.workspace.run_dir(&id)).await?;
     let resend_uncertain = match posted.form.resend_uncertain.trim() {
         "" => false,
         typed if typed_amount(typed) == Some(status.uncertain as i64) => true,
