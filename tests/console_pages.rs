@@ -573,19 +573,15 @@ fn html_unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut team = team(dir.path()).await;
-    // Slow enough for the reader to be reading when the run ends: a notification a chunk, two a
-    // second (about two seconds).
+/// Starts a notification to the six people, slow enough for a reader to be reading when the run
+/// ends: a notification a chunk, two a second (about two seconds). Its id and run directory.
+async fn start_slow(team: &mut common::console::Team) -> (String, std::path::PathBuf) {
     let slow = NOTIFICATION.replace(
         "[prices]",
         "[send]\nchunk_size = 1\nmessages_per_second = 2\n\n[prices]",
     );
     let id = new_campaign(&mut team.editor, &slow, "order-shipped").await;
-    approved(&mut team, &id).await;
-    let run_dir = team.console.workspace.join("runs").join(&id);
+    approved(team, &id).await;
     team.approver.page(&format!("/campaigns/{id}")).await;
     let response = team
         .approver
@@ -596,6 +592,15 @@ async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status(
         format!("/campaigns/{id}/live"),
         "six notifications at ₩8"
     );
+    let run_dir = team.console.workspace.join("runs").join(&id);
+    (id, run_dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let (id, run_dir) = start_slow(&mut team).await;
     // Once the run holds its directory, `msgbatch status` (or a status page) reads it again and
     // again: each read that gets in holds the run a moment, as the run ends and the console
     // writes the report.
@@ -659,17 +664,7 @@ impl Reader {
 async fn a_resume_goes_on_while_someone_keeps_reading_the_runs_status() {
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    let slow = NOTIFICATION.replace(
-        "[prices]",
-        "[send]\nchunk_size = 1\nmessages_per_second = 2\n\n[prices]",
-    );
-    let id = new_campaign(&mut team.editor, &slow, "order-shipped").await;
-    approved(&mut team, &id).await;
-    let run_dir = team.console.workspace.join("runs").join(&id);
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    team.approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "48")])
-        .await;
+    let (id, run_dir) = start_slow(&mut team).await;
     team.approver.page(&format!("/campaigns/{id}/live")).await;
     let response = team
         .approver
