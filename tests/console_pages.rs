@@ -627,6 +627,10 @@ async fn the_report_is_written_even_while_someone_keeps_reading_the_runs_status(
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    // The campaign list shows what was sent while the reader still reads: it does not open the run.
+    let (_, list) = team.viewer.page("/campaigns").await;
+    let row = between(&list, &format!("<a href=\"/campaigns/{id}\">"), "</tr>").unwrap();
+    assert!(row.contains("<td class=\"n\">6</td>") && row.contains("₩48"), "{row}");
     assert!(reader.stop() > 0, "the status was read meanwhile");
     assert_eq!(run_status(&run_dir).await.sent, 6);
 }

@@ -140,6 +140,27 @@ pub struct RunRecord {
     /// What the last collection of a gateway run's results found (or why it ended), in words.
     #[serde(default)]
     pub collected: Option<String>,
+    /// The run's figures when it (or its collection) last ended, so that pages need not open a
+    /// run that no process drives: sent, charged in won, and the spend cap.
+    #[serde(default)]
+    pub figures: Option<RunFigures>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub sent: u64,
+    pub charged: Option<i64>,
+    pub budget: Option<i64>,
+}
+
+impl RunFigures {
+    pub fn of(status: &crate::engine::Status) -> RunFigures {
+        RunFigures {
+            sent: status.sent,
+            charged: status.budget.map(|budget| budget.charged),
+            budget: status.budget.and_then(|budget| budget.limit),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

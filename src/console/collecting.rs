@@ -127,10 +127,18 @@ async fn finish(console: &Shared, id: &str, text: &str, read: bool) -> Result<()
     if read {
         super::runner::write_report(console, id).await?;
     }
+    // Refunds of failed results change what was charged.
+    let figures = super::runner::status_when_free(&console.workspace.run_dir(id))
+        .await
+        .ok()
+        .map(|status| super::campaigns::RunFigures::of(&status));
     let _transition = console.transitions.lock().await;
     let mut record = super::campaigns::find(&console.store, id)?;
     if let Some(run) = &mut record.run {
         run.collected = Some(text.to_string());
+        if figures.is_some() {
+            run.figures = figures;
+        }
     }
     console.store.put_campaign(id, &record)?;
     console.store.audit("console", "collected", Some(id), text)

@@ -339,9 +339,13 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
     let run_dir = console.workspace.run_dir(id);
     // Whether the run recorded anything: a run directory that did is never removed below, so a
     // status that cannot be read because a reader holds the run counts as recorded.
+    let mut figures = None;
     let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists()
         && match status_when_free(&run_dir).await {
-            Ok(_) => true,
+            Ok(status) => {
+                figures = Some(super::campaigns::RunFigures::of(&status));
+                true
+            }
             Err(error) => held_by_another(&error),
         };
     let (state, end) = match &report {
@@ -372,6 +376,7 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
         record.state = state;
         if let Some(run) = &mut record.run {
             run.end = Some(end.clone());
+            run.figures = figures;
         }
         if state == State::Approved {
             // The run directory a refused start made holds nothing; the next start makes it
@@ -446,8 +451,13 @@ pub fn mark_interrupted(console: &Console) -> Result<usize, ConsoleError> {
     for mut record in console.store.campaigns::<CampaignRecord>()? {
         if record.state == State::Sending {
             record.state = State::Interrupted;
+            // Nothing drives the run now: its figures are read once, here.
+            let figures = engine::status(&console.workspace.run_dir(&record.id))
+                .ok()
+                .map(|status| super::campaigns::RunFigures::of(&status));
             if let Some(run) = &mut record.run {
                 run.end = Some("the console ended while it sent".into());
+                run.figures = figures;
             }
             console.store.put_campaign(&record.id, &record)?;
             console.store.audit(
@@ -470,6 +480,7 @@ pub fn run_record(by: &str, start_at: Option<&DateTime<FixedOffset>>) -> RunReco
         start_at: start_at.map(|at| at.to_rfc3339()),
         end: None,
         collected: None,
+        figures: None,
     }
 }
 

@@ -111,6 +111,13 @@ fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
             crate::console::runner::spend_text(view.charged, view.budget),
         );
     }
+    if let Some(figures) = record.run.as_ref().and_then(|run| run.figures) {
+        return (
+            figures.sent.to_string(),
+            crate::console::runner::spend_text(figures.charged, figures.budget),
+        );
+    }
+    // A run recorded before its figures were kept in the record.
     if record.state.has_run() {
         if let Ok(status) = crate::engine::status(&console.workspace.run_dir(&record.id)) {
             let budget = status.budget.unwrap_or_default();

@@ -214,6 +214,8 @@ pub async fn resume(
     record.state = State::Sending;
     if let Some(run) = &mut record.run {
         run.end = None;
+        // The live board has the figures while it sends; the run's end records them again.
+        run.figures = None;
     }
     record.touch(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
