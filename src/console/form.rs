@@ -360,12 +360,17 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>) -> Resu
     toml::to_string(&table).map_err(ConsoleError::internal)
 }
 
-/// A number as a person types it (`150,000`, `₩150000`, `12.5`).
-fn number(name: &str, text: &str) -> Result<toml::Value, ConsoleError> {
-    let digits: String = text
-        .chars()
+/// A number as a person types it, without what people put around and between its digits:
+/// `₩150,000`, `150 000원` and `150_000` all read `150000`.
+pub fn as_typed(text: &str) -> String {
+    text.chars()
         .filter(|c| !matches!(c, ',' | '₩' | ' ' | '원' | '_'))
-        .collect();
+        .collect()
+}
+
+/// A number of a field, as a person types it (`150,000`, `₩150000`, `12.5`).
+fn number(name: &str, text: &str) -> Result<toml::Value, ConsoleError> {
+    let digits = as_typed(text);
     if let Ok(whole) = digits.parse::<i64>() {
         return Ok(toml::Value::Integer(whole));
     }

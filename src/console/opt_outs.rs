@@ -88,10 +88,8 @@ pub fn spread(
     by: &str,
 ) -> Result<Vec<String>, ConsoleError> {
     let mut voided = Vec::new();
-    for record in records
-        .iter_mut()
-        .filter(|record| record.state.editable() || not_started(record.state))
-    {
+    // `editable`: not started yet (draft, checked, awaiting approval, approved).
+    for record in records.iter_mut().filter(|record| record.state.editable()) {
         let snapshot = workspace.campaign_dir(&record.id).join(SNAPSHOT_FILE);
         if !snapshot.exists() {
             continue;
@@ -103,10 +101,6 @@ pub fn spread(
         }
     }
     Ok(voided)
-}
-
-fn not_started(state: State) -> bool {
-    matches!(state, State::AwaitingApproval | State::Approved)
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), ConsoleError> {

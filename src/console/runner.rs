@@ -309,21 +309,15 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
                 engine::run(campaign, options, &active.control, events).await
             }
             Launch::Resume { resend_uncertain } => {
-                // A page (or `msgbatch status`) reading the run holds it a moment: a resume that
-                // found it held has done nothing yet, and is tried again until the reader lets go.
-                let deadline = Instant::now() + Duration::from_secs(60);
-                loop {
+                // A resume that found the run held has done nothing yet: it is tried again.
+                while_held(|| {
                     let options = RunOptions {
                         resend_uncertain,
                         ..RunOptions::default()
                     };
-                    match engine::resume(&run_dir, options, &active.control, events.clone()).await {
-                        Err(error) if held_by_another(&error) && Instant::now() < deadline => {
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                        resumed => break resumed,
-                    }
-                }
+                    engine::resume(&run_dir, options, &active.control, events.clone())
+                })
+                .await
             }
         };
         if let Err(error) = finish(&console, &id, report).await {
@@ -413,19 +407,33 @@ pub async fn status_when_free(run_dir: &std::path::Path) -> anyhow::Result<engin
     waiting_for_run_dir(move || engine::status(&run_dir)).await
 }
 
-/// `work` on a blocking thread, tried again while a reader (a status page, `msgbatch status`)
-/// holds the run directory, for up to a minute: readers hold it a moment at a time.
+/// `work` on a blocking thread, tried again while the run directory is held (see [`while_held`]).
 async fn waiting_for_run_dir<T: Send + 'static>(
     work: impl Fn() -> anyhow::Result<T> + Send + Sync + 'static,
 ) -> anyhow::Result<T> {
     let work = Arc::new(work);
+    while_held(|| {
+        let attempt = work.clone();
+        async move {
+            tokio::task::spawn_blocking(move || attempt())
+                .await
+                .map_err(|error| anyhow::anyhow!("a blocking task ended: {error}"))?
+        }
+    })
+    .await
+}
+
+/// `attempt`, tried again while a reader (a status page, `msgbatch status`) holds the run
+/// directory, for up to a minute: readers hold it a moment at a time, and an attempt that found
+/// it held has done nothing.
+async fn while_held<T, F, Fut>(mut attempt: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let attempt = work.clone();
-        let done = tokio::task::spawn_blocking(move || attempt())
-            .await
-            .map_err(|error| anyhow::anyhow!("a blocking task ended: {error}"))?;
-        match done {
+        match attempt().await {
             Err(error) if held_by_another(&error) && Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }

@@ -304,8 +304,7 @@ pub struct StartForm {
 
 /// The typed amount, read as a person types it: `1,234`, `₩1,234` and `1234` are the same.
 pub fn typed_amount(text: &str) -> Option<i64> {
-    let digits: String = text.chars().filter(|c| !matches!(c, ',' | '₩' | ' ' | '원')).collect();
-    digits.parse().ok()
+    crate::console::form::as_typed(text).parse().ok()
 }
 
 pub async fn start(
