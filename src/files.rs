@@ -1,4 +1,8 @@
-//! Files and folders readable by the owner only: reports, rejects and checkpoints hold phone numbers.
+//! Files and folders readable by the owner only (reports, rejects and checkpoints hold phone numbers), and cells safe to open in a spreadsheet (`spreadsheet`).
+
+pub mod spreadsheet;
+
+pub use spreadsheet::spreadsheet_safe;
 
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -11,8 +11,6 @@ use std::time::Duration;
 /// A notification campaign against the embedded sandbox, priced, with a budget.
 const CAMPAIGN: &str = r##"name = "order-shipped"
 kind = "alimtalk"
-endpoint = "sandbox"
-
 [message]
 service = 1001
 template = "ORDER_SHIPPED"
@@ -28,8 +26,6 @@ variables = { VAR1 = "order_no" }
 chunk_size = 5
 budget = 100000
 
-[prices]
-alimtalk = 8
 "##;
 
 /// 12 valid rows, a bad number and a missing variable: 14 rows.
@@ -83,7 +79,7 @@ async fn two_people_check_test_approve_start_and_download_the_report() {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["campaign.toml", "recipients.csv"]);
+    assert_eq!(names, ["campaign.toml", "composed.toml", "recipients.csv"]);
     assert!(!team.console.workspace.join("etc").exists());
 
     // Check: the accounting, the rejected rows with their row numbers, the estimate.

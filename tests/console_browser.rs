@@ -15,8 +15,6 @@ use webdriver::{driver, screenshots, Session, DEADLINE, POLL};
 /// chunks of 2 (a run of ten lasts long enough to be paused).
 const CAMPAIGN: &str = r##"name = "order-shipped"
 kind = "alimtalk"
-endpoint = "sandbox"
-
 [message]
 service = 1001
 template = "ORDER_SHIPPED"
@@ -33,8 +31,6 @@ chunk_size = 2
 messages_per_second = 5
 budget = 100000
 
-[prices]
-alimtalk = 8
 "##;
 
 /// The campaign's name as typed in the browser.

@@ -10,8 +10,6 @@ use reqwest::StatusCode;
 /// An advertising SMS campaign; quiet hours only warn, so the test runs at any hour.
 const ADVERTISING: &str = r##"name = "winter-sale"
 kind = "sms"
-endpoint = "sandbox"
-
 [message]
 service = 3001
 text = "(광고) #{이름}님 겨울 세일 무료거부 0801234567"
@@ -25,15 +23,11 @@ name = "name"
 [send]
 quiet_hours = "warn"
 
-[prices]
-sms = 9
 "##;
 
 /// A notification to the same people: the opt-out list does not concern it.
 const NOTIFICATION: &str = r##"name = "order-shipped"
 kind = "alimtalk"
-endpoint = "sandbox"
-
 [message]
 service = 1001
 template = "ORDER_SHIPPED"
@@ -45,8 +39,6 @@ path = "r.csv"
 name = "name"
 variables = { VAR1 = "order" }
 
-[prices]
-alimtalk = 8
 "##;
 
 /// Six people, 010-4000-0001 to 0006, with an order number each.
@@ -181,7 +173,7 @@ async fn the_opt_out_list_keeps_advertising_from_its_numbers_and_voids_an_approv
             .workspace
             .join("campaigns")
             .join(&advertising)
-            .join("campaign.toml"),
+            .join("composed.toml"),
     )
     .unwrap();
     assert!(campaign.opt_outs_applied().is_some());
@@ -225,12 +217,17 @@ async fn the_opt_out_list_keeps_advertising_from_its_numbers_and_voids_an_approv
 }
 
 /// An SMS campaign against a sandbox process, so that its ledger holds this test's sends alone.
-fn sms_to(sandbox: &SandboxProcess, key_file: &std::path::Path) -> String {
+/// The workspace's connection `process` to a sandbox process, with the demo group's key in a file.
+fn process_connection(sandbox: &SandboxProcess, key_file: &std::path::Path, prices: &str) -> String {
     format!(
-        "name = \"monthly-news\"\nkind = \"sms\"\n{}[credentials]\napi_key_file = {:?}\ngroup_id = \"demo\"\n\n[message]\nservice = 3001\ntext = \"#{{이름}}님, 이번 달 소식입니다.\"\ncallback_no = \"0212345678\"\n\n[recipients]\npath = \"r.csv\"\nname = \"name\"\n\n[prices]\nsms = 9\n",
+        "[process]\n{}[process.credentials]\napi_key_file = {:?}\ngroup_id = \"demo\"\n{prices}",
         sandbox.endpoint_toml(),
         key_file.display().to_string()
     )
+}
+
+fn sms_to() -> String {
+    "name = \"monthly-news\"\nkind = \"sms\"\nconnection = \"process\"\n\n[message]\nservice = 3001\ntext = \"#{이름}님, 이번 달 소식입니다.\"\ncallback_no = \"0212345678\"\n\n[recipients]\npath = \"r.csv\"\nname = \"name\"\n".into()
 }
 
 /// Starts the six-SMS campaign with its estimate typed and waits for it to end.
@@ -250,7 +247,10 @@ async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_
     let key_file = dir.path().join("api-key");
     std::fs::write(&key_file, common::DEMO_KEY).unwrap();
     let mut team = team(dir.path()).await;
-    let id = new_campaign(&mut team.editor, &sms_to(&sandbox, &key_file), "monthly-news").await;
+    team.admin
+        .set_connections(&process_connection(&sandbox, &key_file, "[process.prices]\nsms = 9\n"))
+        .await;
+    let id = new_campaign(&mut team.editor, &sms_to(), "monthly-news").await;
     approved(&mut team, &id).await;
     // A key file others can read: the engine refuses to start, and the page says why.
     assert_eq!(start_54(&mut team.approver, &id).await, "approved");
@@ -363,7 +363,7 @@ async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_
 
 /// A gateway notification to ten people: number 0 settles FAILED, 1 GIVEUP, 2 is refused when
 /// sent, the rest settle OK (the sandbox's rule by the number's last digits).
-fn gateway_to(sandbox: &SandboxProcess, key_file: &std::path::Path) -> (String, String) {
+fn gateway_to() -> (String, String) {
     let mut csv = String::from("phone,name,order\n");
     for i in 0..10 {
         let suffix = match i {
@@ -375,9 +375,7 @@ fn gateway_to(sandbox: &SandboxProcess, key_file: &std::path::Path) -> (String, 
         csv.push_str(&format!("010{i:06}{suffix},고객{i},A-{i}\n"));
     }
     let settings = format!(
-        "name = \"gateway-shipped\"\nkind = \"gateway-alimtalk\"\n{}[credentials]\napi_key_file = {:?}\ngroup_id = \"demo\"\n[message]\nsender_key = \"{}\"\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}\"\n[recipients]\npath = \"r.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"order\" }}\n[send]\nchunk_size = 4\n",
-        sandbox.endpoint_toml(),
-        key_file.display().to_string(),
+        "name = \"gateway-shipped\"\nkind = \"gateway-alimtalk\"\nconnection = \"process\"\n[message]\nsender_key = \"{}\"\ntemplate = \"ORDER_SHIPPED\"\ntext = \"#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}\"\n[recipients]\npath = \"r.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"order\" }}\n[send]\nchunk_size = 4\n",
         common::DEMO_SENDER_KEY
     );
     (settings, csv)
@@ -397,7 +395,11 @@ async fn a_gateway_runs_results_are_collected_by_an_approvers_click_and_shown() 
         options.collect.poll_every = std::time::Duration::from_secs(1);
     })
     .await;
-    let (settings, csv) = gateway_to(&sandbox, &key_file);
+    // A connection without prices: the number of recipients is typed to start.
+    team.admin
+        .set_connections(&process_connection(&sandbox, &key_file, ""))
+        .await;
+    let (settings, csv) = gateway_to();
     team.editor.page("/campaigns/new").await;
     let form = Form::new()
         .text("csrf", team.editor.csrf.clone())
@@ -490,7 +492,11 @@ async fn the_edit_page_is_a_form_of_the_kind_with_the_text_measured_and_parquet_
     let expected_size = format!("{} / 90 bytes EUC-KR", msgbatch::text::euc_kr_len(text).unwrap());
     assert!(page.contains(&expected_size), "{expected_size}: {page}");
     assert_eq!(field_value(&page, "message.callback_no").as_deref(), Some("0212345678"));
-    assert_eq!(field_value(&page, "prices.sms").as_deref(), Some("9"));
+    assert_eq!(
+        field_value(&page, "prices.sms"),
+        None,
+        "prices are the connection's, not a field of the campaign"
+    );
     assert!(page.contains("name=\"message.advertising\" checked"), "{page}");
     let others = between(
         &page,
@@ -516,14 +522,13 @@ async fn the_edit_page_is_a_form_of_the_kind_with_the_text_measured_and_parquet_
         .text("message.callback_no", "0212345678")
         .text("message.text", long.clone())
         .text("message.advertising", "on")
-        .text("prices.sms", "9")
         .text("send.budget", "₩1,000")
         .text("send.quiet_hours", "warn")
         .text("settings", html_unescape(&others));
     let response = team.editor.post_multipart(&edit, form).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let saved =
-        msgbatch::campaign::Campaign::load(&team.console.workspace.join("campaigns").join(&id).join("campaign.toml"))
+        msgbatch::campaign::Campaign::load(&team.console.workspace.join("campaigns").join(&id).join("composed.toml"))
             .unwrap();
     assert_eq!(saved.message_text(), Some(long.as_str()));
     assert_eq!(saved.send.budget, Some(1000));
@@ -576,10 +581,7 @@ fn html_unescape(text: &str) -> String {
 /// Starts a notification to the six people, slow enough for a reader to be reading when the run
 /// ends: a notification a chunk, two a second (about two seconds). Its id and run directory.
 async fn start_slow(team: &mut common::console::Team) -> (String, std::path::PathBuf) {
-    let slow = NOTIFICATION.replace(
-        "[prices]",
-        "[send]\nchunk_size = 1\nmessages_per_second = 2\n\n[prices]",
-    );
+    let slow = format!("{NOTIFICATION}[send]\nchunk_size = 1\nmessages_per_second = 2\n");
     let id = new_campaign(&mut team.editor, &slow, "order-shipped").await;
     approved(team, &id).await;
     team.approver.page(&format!("/campaigns/{id}")).await;

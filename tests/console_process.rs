@@ -48,35 +48,49 @@ fn process_lines(process: &Running) -> String {
     process.stdout.seen.join("\n")
 }
 
-fn campaign_toml(root: &str) -> String {
-    format!(
-        r##"name = "slow"
-kind = "alimtalk"
+/// The workspace's connection to the sandbox process, written beside console.db as an admin with
+/// shell access does; the key comes from the server's environment.
+fn write_connection(workspace: &Path, root: &str) {
+    std::fs::create_dir_all(workspace).unwrap();
+    std::fs::write(
+        workspace.join("connections.toml"),
+        format!(
+            r##"[process]
 endpoint = {{ base_url = "{root}/standard", gateway_url = "{root}/gateway" }}
 
-[credentials]
+[process.credentials]
 group_id = "{GROUP}"
+
+[process.prices]
+alimtalk = 8
+"##
+        ),
+    )
+    .unwrap();
+}
+
+fn campaign_toml() -> String {
+    r##"name = "slow"
+kind = "alimtalk"
+connection = "process"
 
 [message]
 service = 1001
 template = "ORDER_SHIPPED"
-text = "#{{이름}}님, 주문하신 상품이 발송되었습니다. 송장번호: #{{VAR1}}"
+text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
 callback_no = "0212345678"
 
 [recipients]
 path = "x.csv"
 name = "name"
-variables = {{ VAR1 = "order_no" }}
+variables = { VAR1 = "order_no" }
 
 [send]
 chunk_size = 4
 concurrency = 2
 messages_per_second = 20
-
-[prices]
-alimtalk = 8
 "##
-    )
+    .to_string()
 }
 
 fn recipients() -> String {
@@ -93,8 +107,9 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     let workspace = dir.path().join("workspace");
     let sandbox = Sandbox::start(None);
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    write_connection(&workspace, &sandbox.root_url());
     let (process, base, link, _) = serve(&workspace);
-    let (admin, id) = start_slow_campaign(&runtime, &base, link, &sandbox);
+    let (admin, id) = start_slow_campaign(&runtime, &base, link);
 
     // Kill it mid-send.
     until_sent(&sandbox, 20);
@@ -148,12 +163,7 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
 }
 
 /// Signs in through the first link, then makes, checks, approves and starts the slow campaign.
-fn start_slow_campaign(
-    runtime: &tokio::runtime::Runtime,
-    base: &str,
-    link: Option<String>,
-    sandbox: &Sandbox,
-) -> (Browser, String) {
+fn start_slow_campaign(runtime: &tokio::runtime::Runtime, base: &str, link: Option<String>) -> (Browser, String) {
     let mut admin = Browser::new(base);
     let id = runtime.block_on(async {
         admin
@@ -163,10 +173,7 @@ fn start_slow_campaign(
         let form = Form::new()
             .text("csrf", admin.csrf.clone())
             .text("name", "slow")
-            .part(
-                "campaign_file",
-                Part::text(campaign_toml(&sandbox.root_url())).file_name("c.toml"),
-            )
+            .part("campaign_file", Part::text(campaign_toml()).file_name("c.toml"))
             .part("recipients", Part::text(recipients()).file_name("list.csv"));
         let response = admin.post_multipart("/campaigns", form).await;
         let id = campaign_id(&location(&response));
@@ -214,8 +221,9 @@ fn ctrl_c_stops_the_sending_campaign_cleanly_and_an_approver_resumes_it() {
     let workspace = dir.path().join("workspace");
     let sandbox = Sandbox::start(None);
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    write_connection(&workspace, &sandbox.root_url());
     let (process, base, link, _) = serve(&workspace);
-    let (admin, id) = start_slow_campaign(&runtime, &base, link, &sandbox);
+    let (admin, id) = start_slow_campaign(&runtime, &base, link);
     until_sent(&sandbox, 20);
 
     // SIGINT, as Ctrl-C in its terminal: the run is stopped through its handle, then it exits.

@@ -5,6 +5,7 @@ use super::output;
 use super::progress::Terminal;
 use crate::campaign::quiet::QuietWindow;
 use crate::campaign::{Campaign, Lane};
+use crate::engine::rules::RunOutcome;
 use crate::engine::test_send::{TestSend, TestSendOptions};
 use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink, Status};
 use crate::plan::Scan;
@@ -236,19 +237,7 @@ fn finish(report: RunReport, json: bool) -> Result<Exit> {
             eprintln!("{step}");
         }
     }
-    Ok(if matches!(report.end, RunEnd::Failed(_)) {
-        Exit::Failed
-    } else if report.end != RunEnd::Complete
-        || !report.status.complete
-        || report
-            .collected
-            .as_ref()
-            .is_some_and(|collected| collected.left_by_stop > 0)
-    {
-        Exit::Incomplete
-    } else {
-        Exit::Done
-    })
+    Ok(RunOutcome::of_report(&report).into())
 }
 
 /// What to do after a run: resume what is left, collect gateway results, then read the report.
@@ -439,8 +428,14 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
     }
 }
 
-pub fn report(run_dir: &Path, out: Option<&Path>, options: &crate::report::ReportOptions, json: bool) -> Result<Exit> {
-    let summary = crate::report::write(run_dir, out, options)?;
+pub fn report(
+    run_dir: &Path,
+    out: Option<&Path>,
+    options: &crate::report::ReportOptions,
+    raw_csv: crate::report::RawCsv,
+    json: bool,
+) -> Result<Exit> {
+    let summary = crate::report::write_with_raw_csv(run_dir, out, options, raw_csv)?;
     if json {
         output::json(&summary)?;
     } else {

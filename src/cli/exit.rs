@@ -1,5 +1,6 @@
 //! The exit policy, in one place: 0 done, 1 failed while running, 2 refused to start, 3 incomplete.
 
+use crate::engine::rules::{classify, ErrorClass, RunOutcome};
 use std::process::ExitCode;
 
 /// How a command ends, for scripts.
@@ -26,12 +27,24 @@ impl Exit {
         }
     }
 
-    /// The exit of a command that ended with `error`: a refusal when any cause in its chain is one.
+    /// The exit of a command that ended with `error`: a refusal (or a run directory another
+    /// process holds) is "not fit to start", anything else a failure.
     pub fn of_error(error: &anyhow::Error) -> Exit {
-        if error.chain().any(is_refusal) {
-            Exit::Refused
-        } else {
-            Exit::Failed
+        match classify(error) {
+            ErrorClass::Refusal | ErrorClass::Busy => Exit::Refused,
+            ErrorClass::Internal => Exit::Failed,
+        }
+    }
+}
+
+/// A stopped run exits as an incomplete one: both are resumed.
+impl From<RunOutcome> for Exit {
+    fn from(outcome: RunOutcome) -> Exit {
+        match outcome {
+            RunOutcome::Done => Exit::Done,
+            RunOutcome::Failed => Exit::Failed,
+            RunOutcome::Refused => Exit::Refused,
+            RunOutcome::Stopped | RunOutcome::Incomplete => Exit::Incomplete,
         }
     }
 }
@@ -40,29 +53,4 @@ impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> ExitCode {
         ExitCode::from(exit.code())
     }
-}
-
-/// Errors that mean "not fit to start": nothing was sent because of them.
-fn is_refusal(cause: &(dyn std::error::Error + 'static)) -> bool {
-    use crate::engine::checkpoint::CheckpointError;
-    use crate::engine::known::Mismatch;
-    use crate::input::InputError;
-    use crate::plan::PlanError;
-    cause.downcast_ref::<crate::engine::Refusal>().is_some()
-        || cause.downcast_ref::<crate::campaign::CampaignError>().is_some()
-        || cause.downcast_ref::<Mismatch>().is_some()
-        // Every input error refuses the file (missing, unreadable type, unbalanced quote, ...)
-        // except an I/O failure part-way through a file that was fine to start with.
-        || matches!(
-            cause.downcast_ref::<InputError>(),
-            Some(error) if !matches!(error, InputError::Read { .. })
-        )
-        || matches!(
-            cause.downcast_ref::<PlanError>(),
-            Some(PlanError::Input(error)) if !matches!(error, InputError::Read { .. })
-        )
-        || matches!(
-            cause.downcast_ref::<CheckpointError>(),
-            Some(CheckpointError::InUse { .. } | CheckpointError::NotARun { .. })
-        )
 }

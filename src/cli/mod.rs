@@ -11,8 +11,9 @@ mod serve;
 mod statement;
 
 use crate::client::Client;
+use crate::engine::rules::parse_duration;
 use crate::engine::RunOptions;
-use crate::sandbox::accounts::{parse_duration, Accounts, DEMO_ACCOUNTS};
+use crate::sandbox::accounts::{Accounts, DEMO_ACCOUNTS};
 use anyhow::{Context, Result};
 use chrono::{DateTime, FixedOffset};
 use clap::{Args, Parser, Subcommand};
@@ -105,6 +106,9 @@ pub enum Command {
         /// Start report.csv with a UTF-8 byte-order mark, so that Excel reads its Hangul right.
         #[arg(long)]
         csv_bom: bool,
+        /// Also write report.raw.csv: report.csv with every cell as it is, for programs (report.csv marks a text that looks like a formula with a leading ').
+        #[arg(long)]
+        raw_csv: bool,
         /// Do not write report.xlsx. By default it is written when the rows fit one Excel sheet (1,048,575).
         #[arg(long, conflicts_with = "xlsx")]
         no_xlsx: bool,
@@ -282,12 +286,10 @@ fn start_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
     crate::engine::schedule::parse_start_at(text)
 }
 
-/// A number flag, or the error that says what was expected.
+/// A number flag, read as the console reads a typed number (`150,000`, `₩150,000`, `150_000`),
+/// or the error that says what was expected.
 fn number<T: std::str::FromStr>(text: &str, expected: &str) -> Result<T, String> {
-    text.trim()
-        .replace(['_', ','], "")
-        .parse()
-        .map_err(|_| format!("{text:?} is not {expected}"))
+    crate::engine::rules::typed_number(text).ok_or_else(|| format!("{text:?} is not {expected}"))
 }
 
 /// A `--budget` in won.
@@ -500,6 +502,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             out,
             lang,
             csv_bom,
+            raw_csv,
             no_xlsx,
             xlsx,
             json,
@@ -513,7 +516,12 @@ pub async fn run(cli: Cli) -> Result<Exit> {
                     _ => crate::report::Workbook::WhenOneSheet,
                 },
             };
-            campaign::report(&run_dir, out.as_deref(), &options, json)
+            let raw_csv = if raw_csv {
+                crate::report::RawCsv::Write
+            } else {
+                crate::report::RawCsv::Leave
+            };
+            campaign::report(&run_dir, out.as_deref(), &options, raw_csv, json)
         }
         Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
         Command::Statement {

@@ -26,6 +26,15 @@ pub struct ServeArgs {
     /// The https:// address of the console behind the proxy.
     #[arg(long, requires = "behind_proxy")]
     pub public_url: Option<String>,
+    /// The proxy's address, whose X-Forwarded-For names the client (repeatable, or a comma list);
+    /// without it, behind a proxy, loopback peers are trusted (a proxy on the same host).
+    #[arg(
+        long = "trusted-proxy",
+        value_name = "ADDR",
+        requires = "behind_proxy",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// The pages' language (default: the browser's).
     #[arg(long, value_enum)]
     pub lang: Option<crate::report::Lang>,
@@ -65,6 +74,7 @@ pub async fn serve(args: ServeArgs) -> Result<Exit> {
         .zip(args.tls_key)
         .map(|(cert, key)| crate::console::TlsFiles { cert, key });
     options.public_url = args.public_url;
+    options.trusted_proxies = args.trusted_proxies;
     options.lang = args.lang;
     options.max_upload = args.max_upload_mb << 20;
     options.max_unpacked = args.max_unpacked_mb << 20;
@@ -84,4 +94,46 @@ fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("msgbatch-demo-{}", uuid::Uuid::new_v4().simple()));
     crate::files::create_private_dir(&dir)?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServeArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn trusted_proxies_repeat_or_come_as_a_list_and_need_a_proxy() {
+        let parsed = Serve::try_parse_from([
+            "serve",
+            "--behind-proxy",
+            "--public-url",
+            "https://send.example.com",
+            "--trusted-proxy",
+            "10.0.0.2",
+            "--trusted-proxy",
+            "10.0.0.3,::1",
+        ])
+        .unwrap();
+        let expected: Vec<std::net::IpAddr> = ["10.0.0.2", "10.0.0.3", "::1"]
+            .iter()
+            .map(|address| address.parse().unwrap())
+            .collect();
+        assert_eq!(parsed.args.trusted_proxies, expected);
+        assert!(Serve::try_parse_from(["serve", "--trusted-proxy", "10.0.0.2"]).is_err());
+        assert!(Serve::try_parse_from([
+            "serve",
+            "--behind-proxy",
+            "--public-url",
+            "https://send.example.com",
+            "--trusted-proxy",
+            "proxy.local",
+        ])
+        .is_err());
+    }
 }

@@ -1,4 +1,4 @@
-//! Who is asking: argon2id passwords, session cookies, the CSRF token of every state-changing form, roles, and the sign-in rate limit.
+//! Who is asking: argon2id passwords, session cookies, the CSRF token of every state-changing form, roles (the sign-in limits are `sign_in_limit.rs`).
 
 use super::error::ConsoleError;
 use super::store::{Role, Session, User};
@@ -11,19 +11,13 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use std::collections::HashMap;
-use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A session ends after this long without a request.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// A one-time sign-in link works for this long.
 pub const LINK_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
 pub const MIN_PASSWORD_CHARS: usize = 10;
-/// Failed sign-ins allowed per user name, and per address, within [`SIGN_IN_WINDOW`].
-const SIGN_IN_FAILURES_PER_NAME: usize = 5;
-const SIGN_IN_FAILURES_PER_ADDRESS: usize = 20;
-const SIGN_IN_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// Forms are small; uploads have their own limit.
 const FORM_LIMIT: usize = 256 * 1024;
 
@@ -177,50 +171,6 @@ impl<T: DeserializeOwned> FromRequest<Shared> for Posted<T> {
     }
 }
 
-/// Failed sign-ins by user name and by address, forgotten after [`SIGN_IN_WINDOW`].
-#[derive(Default)]
-pub struct SignInLimiter {
-    failures: parking_lot::Mutex<HashMap<String, Vec<Instant>>>,
-}
-
-impl SignInLimiter {
-    fn keys(name: &str, address: IpAddr) -> [(String, usize); 2] {
-        [
-            (format!("name:{}", name.to_lowercase()), SIGN_IN_FAILURES_PER_NAME),
-            (format!("address:{address}"), SIGN_IN_FAILURES_PER_ADDRESS),
-        ]
-    }
-
-    /// Refuses before the password is even checked once the limit is reached.
-    pub fn check(&self, name: &str, address: IpAddr) -> Result<(), ConsoleError> {
-        let mut failures = self.failures.lock();
-        let now = Instant::now();
-        for (key, limit) in Self::keys(name, address) {
-            if let Some(times) = failures.get_mut(&key) {
-                times.retain(|time| now.duration_since(*time) < SIGN_IN_WINDOW);
-                if times.len() >= limit {
-                    return Err(ConsoleError::TooMany(format!(
-                        "too many failed sign-ins: wait {} minutes, or ask an administrator for a new sign-in link",
-                        SIGN_IN_WINDOW.as_secs() / 60
-                    )));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    pub fn failed(&self, name: &str, address: IpAddr) {
-        let mut failures = self.failures.lock();
-        for (key, _) in Self::keys(name, address) {
-            failures.entry(key).or_default().push(Instant::now());
-        }
-    }
-
-    pub fn succeeded(&self, name: &str, address: IpAddr) {
-        self.failures.lock().remove(&Self::keys(name, address)[0].0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,18 +182,6 @@ mod tests {
         assert!(verify_password("correct horse battery", &hash));
         assert!(!verify_password("correct horse batterx", &hash));
         assert!(!verify_password("x", "not a hash"));
-    }
-
-    #[test]
-    fn the_limiter_refuses_after_five_failures_of_one_name() {
-        let limiter = SignInLimiter::default();
-        let address: IpAddr = "127.0.0.1".parse().unwrap();
-        for _ in 0..SIGN_IN_FAILURES_PER_NAME {
-            limiter.check("Mina", address).unwrap();
-            limiter.failed("Mina", address);
-        }
-        assert!(limiter.check("mina", address).is_err());
-        assert!(limiter.check("other", address).is_ok());
     }
 
     #[test]

@@ -21,12 +21,14 @@ pub enum State {
     Stopped,
     /// Uncertain or pending recipients left.
     Incomplete,
+    /// An error stopped the run while it sent (the engine's `RunOutcome::Failed`); what is left resumes.
+    Failed,
     /// The console ended while it sent; never resumed by itself.
     Interrupted,
 }
 
 impl State {
-    pub const ALL: [State; 9] = [
+    pub const ALL: [State; 10] = [
         State::Draft,
         State::Checked,
         State::AwaitingApproval,
@@ -35,6 +37,7 @@ impl State {
         State::Done,
         State::Stopped,
         State::Incomplete,
+        State::Failed,
         State::Interrupted,
     ];
 
@@ -48,6 +51,7 @@ impl State {
             State::Done => "done",
             State::Stopped => "stopped",
             State::Incomplete => "incomplete",
+            State::Failed => "failed",
             State::Interrupted => "interrupted",
         }
     }
@@ -68,7 +72,15 @@ impl State {
     pub fn has_run(self) -> bool {
         matches!(
             self,
-            State::Sending | State::Done | State::Stopped | State::Incomplete | State::Interrupted
+            State::Sending | State::Done | State::Stopped | State::Incomplete | State::Failed | State::Interrupted
+        )
+    }
+
+    /// Whether its run ended with recipients left that a resume sends.
+    pub fn resumable(self) -> bool {
+        matches!(
+            self,
+            State::Interrupted | State::Stopped | State::Incomplete | State::Failed
         )
     }
 }
@@ -106,18 +118,28 @@ pub struct CheckRecord {
     /// Whether the campaign advertises, so the workspace's opt-out list applied to it.
     #[serde(default)]
     pub advertising: bool,
+    /// An advertising campaign whose quiet hours are `warn` or `off` (the mode): the approver
+    /// must acknowledge it.
+    #[serde(default)]
+    pub quiet_hours_relaxed: Option<String>,
 }
 
 impl CheckRecord {
     /// Whether the campaign may go on to approval: read, balanced, within its budget.
     pub fn passed(&self) -> bool {
         let Some(scan) = &self.scan else { return false };
-        scan.balanced()
-            && scan.valid > 0
-            && match (self.estimate, self.budget) {
-                (Some(estimate), Some(budget)) => estimate <= budget,
-                _ => true,
-            }
+        scan.balanced() && scan.valid > 0 && self.budget_refusal().is_none()
+    }
+
+    /// Why the estimate does not fit the budget, in the engine's words (as `run` refuses it).
+    pub fn budget_refusal(&self) -> Option<String> {
+        let estimate = match self.estimate {
+            Some(won) => crate::engine::rules::Estimate::Won(won),
+            None => crate::engine::rules::Estimate::NoPrices,
+        };
+        crate::engine::rules::check_estimate(estimate, self.budget)
+            .err()
+            .map(|refusal| refusal.0)
     }
 }
 
@@ -252,34 +274,70 @@ impl Workspace {
         Ok(())
     }
 
-    /// Loads the campaign as the engine will run it.
+    /// Loads the campaign as the engine will run it: its settings composed with the workspace's
+    /// connection (see `compose.rs`).
     pub fn load(&self, id: &str) -> Result<Campaign, ConsoleError> {
-        Campaign::load(&self.campaign_file(id)).map_err(|error| ConsoleError::Invalid(error.to_string()))
+        let composed = super::compose::compose(self, id)?;
+        Campaign::load(&composed).map_err(|error| ConsoleError::Invalid(self.without_paths(&error.to_string())))
     }
 
-    /// The fingerprint a check and an approval bind: the settings and every file the run reads.
-    pub fn fingerprint(&self, record: &CampaignRecord) -> Result<String, ConsoleError> {
-        let dir = self.campaign_dir(&record.id);
-        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        let mut names = vec![CAMPAIGN_FILE.to_string()];
-        names.extend(record.recipients.iter().map(|file| file.stored.clone()));
-        names.extend(record.suppression.iter().map(|file| file.stored.clone()));
-        if dir.join(super::opt_outs::SNAPSHOT_FILE).exists() {
-            names.push(super::opt_outs::SNAPSHOT_FILE.to_string());
+    /// A text with the workspace's folder taken out: no page shows a server path.
+    pub fn without_paths(&self, text: &str) -> String {
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        let mut text = text.to_string();
+        for root in [
+            root.to_string_lossy().into_owned(),
+            self.root.to_string_lossy().into_owned(),
+        ] {
+            if !root.is_empty() {
+                text = text.replace(&format!("{root}/campaigns/"), "").replace(&root, "");
+            }
         }
-        for name in names {
+        text
+    }
+
+    /// The fingerprint a check and an approval bind: the composed settings (the campaign's own and
+    /// its connection's), the message text (which may come from `text_file`) and every file the
+    /// run reads — recipients, suppression, the opt-out list.
+    pub fn fingerprint(&self, record: &CampaignRecord) -> Result<String, ConsoleError> {
+        let campaign = self.load(&record.id)?;
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hash_file(&mut hasher, &campaign.file)?;
+        hasher.update(b"text");
+        hasher.update(campaign.message_text().unwrap_or("").as_bytes());
+        hasher.update(campaign.fallback_text().unwrap_or("").as_bytes());
+        let files = [
+            Some(&campaign.recipients.path),
+            campaign.recipients.suppression.as_ref(),
+            campaign.recipients.opt_outs.as_ref(),
+        ];
+        for (name, path) in ["recipients", "suppression", "opt-outs"].into_iter().zip(files) {
             hasher.update(name.as_bytes());
-            let mut file = std::fs::File::open(dir.join(&name)).map_err(ConsoleError::from_io)?;
-            let mut buffer = vec![0u8; 1 << 20];
-            loop {
-                let read = std::io::Read::read(&mut file, &mut buffer).map_err(ConsoleError::from_io)?;
-                if read == 0 {
-                    break;
-                }
-                hasher.update(&buffer[..read]);
+            if let Some(path) = path {
+                hash_file(&mut hasher, path)?;
             }
         }
         Ok(format!("{:032x}", hasher.digest128()))
+    }
+}
+
+/// Adds a file's bytes to a fingerprint; a file missing is hashed as missing (the check says why).
+fn hash_file(hasher: &mut xxhash_rust::xxh3::Xxh3, path: &Path) -> Result<(), ConsoleError> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            hasher.update(b"missing");
+            return Ok(());
+        }
+        Err(error) => return Err(ConsoleError::from_io(error)),
+    };
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let read = std::io::Read::read(&mut file, &mut buffer).map_err(ConsoleError::from_io)?;
+        if read == 0 {
+            return Ok(());
+        }
+        hasher.update(&buffer[..read]);
     }
 }
 
@@ -305,21 +363,22 @@ pub async fn fingerprint_now(workspace: &Workspace, record: &CampaignRecord) -> 
         .map_err(ConsoleError::internal)?
 }
 
-/// The campaign text with the console's file names in place of the uploader's paths, no output
-/// folder of its own (the console puts the run in `runs/ID`) and no opt-out list of its own.
+/// The campaign text with the console's file names in place of the uploader's paths and no
+/// opt-out list of its own; a setting that belongs to the workspace (endpoint, credentials,
+/// prices, output) is refused by name.
 pub fn with_stored_paths(
     text: &str,
     recipients: Option<&StoredFile>,
     suppression: Option<&StoredFile>,
 ) -> Result<String, ConsoleError> {
     let mut table = parse_settings(text)?;
-    table.remove("output");
+    super::compose::refuse_workspace_keys(&table)?;
     let section = recipients_section(&mut table)?;
     // The console places the workspace's opt-out list itself when it checks (see `opt_outs::place`).
     section.remove("opt_outs");
-    if let Some(file) = recipients {
-        section.insert("path".into(), toml::Value::String(file.stored.clone()));
-    }
+    // Before an upload the path names the file to come, inside the folder, not the uploader's.
+    let stored = recipients.map_or("recipients.csv", |file| file.stored.as_str());
+    section.insert("path".into(), toml::Value::String(stored.into()));
     match suppression {
         Some(file) => {
             section.insert("suppression".into(), toml::Value::String(file.stored.clone()));
@@ -379,8 +438,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stored_paths_replace_the_uploaders_and_drop_the_output_folder() {
-        let text = "name = \"x\"\n[recipients]\npath = \"/home/a/list.csv\"\nsuppression = \"../s.csv\"\n[output]\ndir = \"/tmp\"\n";
+    fn stored_paths_replace_the_uploaders_and_workspace_settings_are_refused() {
+        let text = "name = \"x\"\n[recipients]\npath = \"/home/a/list.csv\"\nsuppression = \"../s.csv\"\n";
         let recipients = StoredFile {
             stored: "recipients.csv".into(),
             original: "list.csv".into(),
@@ -390,7 +449,11 @@ mod tests {
         let table: toml::Table = toml::from_str(&out).unwrap();
         assert_eq!(table["recipients"]["path"].as_str(), Some("recipients.csv"));
         assert!(table["recipients"].get("suppression").is_none());
-        assert!(table.get("output").is_none());
+        let out = with_stored_paths(text, None, None).unwrap();
+        let table: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(table["recipients"]["path"].as_str(), Some("recipients.csv"));
+        let error = with_stored_paths(&format!("{text}[output]\ndir = \"/tmp\"\n"), None, None).unwrap_err();
+        assert!(error.to_string().contains("`output`"), "{error}");
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub fn check(
     } else {
         engine::validate_with(&campaign, &rejects, &Ignore, |row| previews.see(row)).map_err(|error| {
             let text: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
-            crate::phone::mask_phones(&text.join(": ")).into_owned()
+            workspace.without_paths(&crate::phone::mask_phones(&text.join(": ")))
         })
     };
     let mut record = CheckRecord {
@@ -51,6 +51,7 @@ pub fn check(
         budget: campaign.send.budget,
         quiet_hours_now: QuietWindow::in_force_now(&campaign),
         advertising: campaign.is_advertising(),
+        quiet_hours_relaxed: relaxed_quiet_hours(&campaign),
     };
     match found {
         Err(refusal) => record.refusal = Some(refusal),
@@ -64,6 +65,30 @@ pub fn check(
     }
     record.seconds = started.elapsed().as_secs_f64();
     Ok(record)
+}
+
+/// The quiet-hours mode of a campaign that has quiet hours and does not enforce them.
+pub fn relaxed_quiet_hours(campaign: &crate::campaign::Campaign) -> Option<String> {
+    use crate::campaign::QuietHoursMode;
+    QuietWindow::for_campaign(campaign)?;
+    match campaign.send.quiet_hours {
+        QuietHoursMode::Enforce => None,
+        QuietHoursMode::Warn => Some("warn".into()),
+        QuietHoursMode::Off => Some("off".into()),
+    }
+}
+
+/// When the campaign's quiet hours are in force now under `enforce`: the next time it may start
+/// (KST wall time, as the start form takes it).
+pub fn enforced_quiet_hours_end(campaign: &crate::campaign::Campaign) -> Option<String> {
+    let window = QuietWindow::for_campaign(campaign)?;
+    if campaign.send.quiet_hours != crate::campaign::QuietHoursMode::Enforce {
+        return None;
+    }
+    let now = crate::campaign::quiet::now_kst().ok()?;
+    window
+        .contains(now)
+        .then(|| window.next_end(now).format("%Y-%m-%d %H:%M").to_string())
 }
 
 fn preview_view(message: MessagePreview) -> PreviewView {
@@ -97,7 +122,9 @@ pub struct RejectLine {
     pub cells: Vec<String>,
 }
 
-/// The header and one page of rejects.csv; whether more follow.
+/// The header and one page of rejects.csv; whether more follow. Cells are shown as the file holds
+/// them, a formula-like one with the `'` marking it for spreadsheets, so that the page and the
+/// download say the same.
 pub fn rejects_page(path: &Path, page: usize) -> Result<(Vec<String>, Vec<RejectLine>, bool), ConsoleError> {
     let mut reader = match csv::ReaderBuilder::new().flexible(true).from_path(path) {
         Ok(reader) => reader,

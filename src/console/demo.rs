@@ -1,4 +1,4 @@
-//! `msgbatch serve --demo`: the sample campaigns as drafts, with their files, against the embedded sandbox, so a newcomer sees the whole console at once.
+//! `msgbatch serve --demo`: the sample campaigns as drafts, with their files, and a `sandbox` connection to the embedded sandbox with the demo prices, so a newcomer sees the whole console at once.
 
 use super::campaigns::{self, CampaignRecord, State, StoredFile};
 use super::error::ConsoleError;
@@ -32,6 +32,14 @@ pub fn fill(console: &Console) -> Result<(), ConsoleError> {
     if !console.store.campaigns::<CampaignRecord>()?.is_empty() {
         return Ok(());
     }
+    if super::connections::text(&console.workspace)?.trim().is_empty() {
+        super::connections::save(
+            &console.workspace,
+            &console.store,
+            super::connections::DEMO_CONNECTIONS,
+            "console",
+        )?;
+    }
     for (text, recipients_name, recipients_bytes) in SAMPLES {
         let id = campaigns::new_id();
         let dir = console.workspace.campaign_dir(&id);
@@ -48,7 +56,14 @@ pub fn fill(console: &Console) -> Result<(), ConsoleError> {
         };
         write(&dir.join(recipients_name), recipients_bytes)?;
         write(&dir.join("suppression.csv"), SUPPRESSION_CSV)?;
-        let text = campaigns::with_stored_paths(text, Some(&recipients), Some(&suppression))?;
+        // The sample's endpoint and prices are the workspace's `sandbox` connection here.
+        let mut settings = campaigns::parse_settings(text)?;
+        for (key, _) in super::compose::WORKSPACE_KEYS {
+            settings.remove(key);
+        }
+        settings.insert("connection".into(), toml::Value::String("sandbox".into()));
+        let text = toml::to_string(&settings).map_err(ConsoleError::internal)?;
+        let text = campaigns::with_stored_paths(&text, Some(&recipients), Some(&suppression))?;
         write(&dir.join(campaigns::CAMPAIGN_FILE), text.as_bytes())?;
         let campaign = console.workspace.load(&id)?;
         let now = campaigns::now_text();

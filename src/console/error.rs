@@ -1,5 +1,6 @@
 //! The console's one error type, and the one place that turns it into a status code and a page that says what to do (an internal error shows only an id; its detail goes to the log).
 
+use crate::engine::rules::ErrorClass;
 use askama::Template;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -63,22 +64,46 @@ impl ConsoleError {
     }
 }
 
-/// An engine or workspace error the person can act on is shown as it is; anything else is internal.
+/// An engine or workspace error, classified by the engine's one rule (as the CLI's exit code is):
+/// a refusal is shown as it is, a run another process holds is a conflict to try again, anything
+/// else is internal.
 impl From<anyhow::Error> for ConsoleError {
     fn from(error: anyhow::Error) -> ConsoleError {
-        let refusal = error.chain().any(|cause| {
-            cause.is::<crate::engine::Refusal>()
-                || cause.is::<crate::campaign::CampaignError>()
-                || cause.is::<crate::plan::PlanError>()
-                || cause.is::<crate::input::InputError>()
-        });
-        if refusal {
-            let text: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
-            ConsoleError::Invalid(crate::phone::mask_phones(&text.join(": ")).into_owned())
-        } else {
-            ConsoleError::Internal(error)
+        let text = || {
+            let causes: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
+            crate::phone::mask_phones(&causes.join(": ")).into_owned()
+        };
+        match crate::engine::rules::classify(&error) {
+            ErrorClass::Refusal => ConsoleError::Invalid(text()),
+            // The engine's words say "in use by another msgbatch process".
+            ErrorClass::Busy => ConsoleError::Conflict(format!("{}: try again in a moment", text())),
+            ErrorClass::Internal => ConsoleError::Internal(error),
         }
     }
+}
+
+/// A refusal's text with every absolute path cut to its file name: a page never shows where the
+/// server keeps things (`/srv/team/campaigns/ID/recipients.xlsx` → `recipients.xlsx`).
+pub fn without_server_paths(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('/') {
+        let at_word_start = start == 0 || rest[..start].ends_with([' ', '(', '"', '\'', '`', '=']);
+        let end = rest[start..]
+            .find([' ', ')', '"', '\'', '`', ',', ';', '\n'])
+            .map_or(rest.len(), |offset| start + offset);
+        let token = rest[start..end].trim_end_matches([':', '.']);
+        let token_end = start + token.len();
+        out.push_str(&rest[..start]);
+        if at_word_start && token[1..].contains('/') {
+            out.push_str(token.rsplit('/').next().unwrap_or(""));
+        } else {
+            out.push_str(token);
+        }
+        rest = &rest[token_end.max(start + 1)..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[derive(Template)]
@@ -109,12 +134,41 @@ impl IntoResponse for ConsoleError {
                 )
             }
             ConsoleError::NotFound => ("Not found · 없음", "There is no such page or file.".to_string(), None),
-            other => ("Refused · 거부됨", other.to_string(), None),
+            other => ("Refused · 거부됨", without_server_paths(&other.to_string()), None),
         };
         let page = ErrorPage { title, message, id };
         match page.render() {
             Ok(body) => (status, super::pages::html_headers(), body).into_response(),
             Err(_) => (status, "error").into_response(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_server_paths;
+    use proptest::prelude::*;
+
+    #[test]
+    fn absolute_paths_keep_only_their_file_name() {
+        assert_eq!(
+            without_server_paths("/srv/team/campaigns/20261126-x/recipients.xlsx: not a readable spreadsheet"),
+            "recipients.xlsx: not a readable spreadsheet"
+        );
+        assert_eq!(
+            without_server_paths("cannot open \"/a/b/c.csv\" (and /d/e.txt)"),
+            "cannot open \"c.csv\" (and e.txt)"
+        );
+        assert_eq!(without_server_paths("10/12 rows, a/b and /x"), "10/12 rows, a/b and /x");
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_keeps_no_absolute_path(text in "\\PC{0,60}", dir in "[a-z]{1,8}") {
+            let with_path = format!("{text} /{dir}/secret/{dir}.csv: refused");
+            let shown = without_server_paths(&with_path);
+            let secret_path = format!("/{}/secret/", dir);
+            prop_assert!(!shown.contains(&secret_path));
         }
     }
 }

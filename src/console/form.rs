@@ -1,4 +1,4 @@
-//! The edit page's form per kind: the settings of campaign.toml a person fills in (the text with its size, template, sender number, fallback, brand fields, prices, budget, rate, quiet hours) as fields, read from the settings and written back into them; every other setting stays TOML beside them.
+//! The edit page's form per kind: the settings of campaign.toml a person fills in (the text with its size, template, sender number, fallback, brand fields, budget, rate, quiet hours; prices belong to the workspace's connection) as fields, read from the settings and written back into them; every other setting stays TOML beside them.
 
 use super::campaigns::parse_settings;
 use super::error::ConsoleError;
@@ -100,16 +100,11 @@ const QUIET: Spec = spec(
     Input::Choice(&["enforce", "warn", "off"]),
 );
 
-const fn price(class: &'static str) -> Spec {
-    spec("prices", class, class, class, Input::Number)
-}
-
 const SMS: &[Spec] = &[
     SERVICE,
     CALLBACK,
     spec("message", "text", "Text", "본문", Input::Message(SMS_ONLY)),
     ADVERTISING,
-    price("sms"),
 ];
 const LMS: &[Spec] = &[
     SERVICE,
@@ -117,7 +112,6 @@ const LMS: &[Spec] = &[
     SUBJECT,
     spec("message", "text", "Text", "본문", Input::Message(LMS_ONLY)),
     ADVERTISING,
-    price("lms"),
 ];
 const TEXT: &[Spec] = &[
     SERVICE,
@@ -125,19 +119,8 @@ const TEXT: &[Spec] = &[
     SUBJECT,
     spec("message", "text", "Text", "본문", Input::Message(SMS_OR_LMS)),
     ADVERTISING,
-    price("sms"),
-    price("lms"),
 ];
-const ALIMTALK: &[Spec] = &[
-    SERVICE,
-    TEMPLATE,
-    NOTIFICATION_TEXT,
-    ALTER,
-    CALLBACK,
-    price("alimtalk"),
-    price("fallback_sms"),
-    price("fallback_lms"),
-];
+const ALIMTALK: &[Spec] = &[SERVICE, TEMPLATE, NOTIFICATION_TEXT, ALTER, CALLBACK];
 const GATEWAY: &[Spec] = &[
     spec(
         "message",
@@ -152,9 +135,6 @@ const GATEWAY: &[Spec] = &[
     ALTER,
     ALTER_MESSAGE,
     CALLBACK,
-    price("alimtalk"),
-    price("fallback_sms"),
-    price("fallback_lms"),
 ];
 const BRAND: &[Spec] = &[
     SERVICE,
@@ -203,10 +183,6 @@ const BRAND: &[Spec] = &[
     ALTER,
     ALTER_MESSAGE,
     CALLBACK,
-    price("bm_friend"),
-    price("bm_nonfriend"),
-    price("fallback_sms"),
-    price("fallback_lms"),
 ];
 const SEND: &[Spec] = &[BUDGET, RATE, QUIET];
 
@@ -360,22 +336,15 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>) -> Resu
     toml::to_string(&table).map_err(ConsoleError::internal)
 }
 
-/// A number as a person types it, without what people put around and between its digits:
-/// `₩150,000`, `150 000원` and `150_000` all read `150000`.
-pub fn as_typed(text: &str) -> String {
-    text.chars()
-        .filter(|c| !matches!(c, ',' | '₩' | ' ' | '원' | '_'))
-        .collect()
-}
-
-/// A number of a field, as a person types it (`150,000`, `₩150000`, `12.5`).
+/// A number of a field, as a person types it (`150,000`, `₩150000`, `12.5`), read as the CLI
+/// reads its number flags (the engine's `typed_number`).
 fn number(name: &str, text: &str) -> Result<toml::Value, ConsoleError> {
-    let digits = as_typed(text);
-    if let Ok(whole) = digits.parse::<i64>() {
+    use crate::engine::rules::typed_number;
+    if let Some(whole) = typed_number::<i64>(text) {
         return Ok(toml::Value::Integer(whole));
     }
-    match digits.parse::<f64>() {
-        Ok(real) if real.is_finite() => Ok(toml::Value::Float(real)),
+    match typed_number::<f64>(text) {
+        Some(real) if real.is_finite() => Ok(toml::Value::Float(real)),
         _ => Err(ConsoleError::Invalid(format!("{name}: {text:?} is not a number"))),
     }
 }

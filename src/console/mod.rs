@@ -8,6 +8,8 @@ pub mod auth;
 pub mod campaigns;
 mod check;
 pub mod collecting;
+mod compose;
+pub mod connections;
 mod demo;
 pub mod error;
 mod form;
@@ -16,14 +18,16 @@ mod headers;
 mod opt_outs;
 mod pages;
 mod runner;
+pub mod sign_in_limit;
+mod starters;
 pub mod store;
 mod tls;
 pub mod words;
 
 use anyhow::{bail, Context, Result};
-use auth::SignInLimiter;
 use campaigns::Workspace;
 use error::ConsoleError;
+use sign_in_limit::SignInLimiter;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,6 +45,9 @@ pub struct ServeOptions {
     pub tls: Option<TlsFiles>,
     /// `--behind-proxy --public-url URL`: a proxy terminates TLS and forwards to `listen`.
     pub public_url: Option<String>,
+    /// `--trusted-proxy ADDR`: the proxies whose `X-Forwarded-For` names the client (behind a
+    /// proxy only; none declared trusts loopback peers, as a proxy on the same host).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     pub lang: Option<crate::report::Lang>,
     /// Upload cap in bytes, and the cap on a spreadsheet's decompressed size.
     pub max_upload: u64,
@@ -59,6 +66,7 @@ impl ServeOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             tls: None,
             public_url: None,
+            trusted_proxies: Vec::new(),
             lang: None,
             max_upload: 2 << 30,
             max_unpacked: 4 << 30,
@@ -82,6 +90,8 @@ pub struct Console {
     /// Gateway runs whose results are being collected now.
     pub collections: collecting::Collections,
     pub limiter: SignInLimiter,
+    /// Whose `X-Forwarded-For` is believed when telling clients apart for the sign-in limits.
+    pub proxies: sign_in_limit::TrustedProxies,
     /// One campaign state change at a time: two "start"s pressed at once start one run.
     pub transitions: tokio::sync::Mutex<()>,
     pub max_upload: u64,
@@ -189,6 +199,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         runs: runner::Runs::default(),
         collections: collecting::Collections::default(),
         limiter: SignInLimiter::default(),
+        proxies: sign_in_limit::TrustedProxies::for_serving(options.public_url.is_some(), &options.trusted_proxies),
         transitions: tokio::sync::Mutex::new(()),
         max_upload: options.max_upload,
         max_unpacked: options.max_unpacked,

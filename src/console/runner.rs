@@ -3,6 +3,7 @@
 use super::campaigns::{CampaignRecord, RunRecord, State};
 use super::error::ConsoleError;
 use super::{Console, Shared};
+use crate::engine::rules::RunOutcome;
 use crate::engine::status::{Live, Snapshot};
 use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink};
 use chrono::{DateTime, FixedOffset};
@@ -342,26 +343,25 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
             }
             Err(error) => held_by_another(&error),
         };
-    let (state, end) = match &report {
-        Ok(report) => {
-            let state = match report.end {
-                RunEnd::Complete if report.status.complete => State::Done,
-                RunEnd::Stopped => State::Stopped,
-                _ => State::Incomplete,
-            };
-            (state, end_text(&report.end))
+    // The engine's one reading of how a run ended, as the CLI's exit code reads it.
+    let state = match RunOutcome::of(&report) {
+        RunOutcome::Done => State::Done,
+        RunOutcome::Stopped => State::Stopped,
+        RunOutcome::Incomplete => State::Incomplete,
+        RunOutcome::Failed if recorded => State::Failed,
+        // A resume refused (a changed input): the run stays as it was left, its rows still to send.
+        RunOutcome::Refused if recorded => State::Incomplete,
+        // Refused or failed before anything was recorded (quiet hours, the service refused the key): it can start again.
+        RunOutcome::Failed | RunOutcome::Refused => State::Approved,
+    };
+    let end = match &report {
+        Ok(report) => end_text(&report.end),
+        Err(error) if state == State::Approved => {
+            format!("not started: {}", crate::phone::mask_phones(&format!("{error:#}")))
         }
-        // Refused before anything was recorded (quiet hours, the service refused the key): it can start again.
-        Err(error) if !recorded => (
-            State::Approved,
-            format!("not started: {}", crate::phone::mask_phones(&format!("{error:#}"))),
-        ),
-        Err(error) => (
-            State::Incomplete,
-            format!(
-                "ended by an error: {}",
-                crate::phone::mask_phones(&format!("{error:#}"))
-            ),
+        Err(error) => format!(
+            "ended by an error: {}",
+            crate::phone::mask_phones(&format!("{error:#}"))
         ),
     };
     {

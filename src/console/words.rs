@@ -120,6 +120,8 @@ pub struct Words {
     pub ledger_mismatches: &'static str,
     pub still_sending: &'static str,
     pub not_complete: &'static str,
+    /// A campaign whose run an error stopped while it sent.
+    pub run_failed: &'static str,
     pub opt_outs_intro: &'static str,
     pub numbers_in_list: &'static str,
     pub add_numbers: &'static str,
@@ -128,6 +130,16 @@ pub struct Words {
     pub one_per_line: &'static str,
     pub opted_out: &'static str,
     pub opt_outs_not_applied: &'static str,
+    pub connections: &'static str,
+    pub connections_intro: &'static str,
+    pub connection: &'static str,
+    pub endpoint: &'static str,
+    pub prices: &'static str,
+    pub used_by: &'static str,
+    pub quiet_hours_ack: &'static str,
+    pub quiet_hours_relaxed: &'static str,
+    pub quiet_hours_now: &'static str,
+    pub start_at_instead: &'static str,
 }
 
 pub static EN: Words = Words {
@@ -176,7 +188,7 @@ pub static EN: Words = Words {
     submit: "Submit for approval",
     approve: "Approve",
     start: "Start",
-    start_at: "Start at (optional, e.g. 2026-12-01T10:00+09:00)",
+    start_at: "Start at (optional, Korean time, e.g. 2026-12-01 10:00)",
     type_amount: "Type the estimated total in won to confirm",
     live: "Live",
     results: "Results",
@@ -248,6 +260,7 @@ pub static EN: Words = Words {
     ledger_mismatches: "entries disagree: see ledger-mismatches.csv",
     still_sending: "still sending: not counted until it ends",
     not_complete: "not complete: only what the service answered for is counted",
+    run_failed: "failed: an error stopped the run; resume sends what is left",
     opt_outs_intro: "Numbers that asked not to get advertising. The console removes them from every advertising campaign when it checks it, on top of the campaign's own suppression list; a notification still reaches them. A change sends checked and approved advertising campaigns back to draft.",
     numbers_in_list: "numbers in the list",
     add_numbers: "Add numbers",
@@ -256,6 +269,16 @@ pub static EN: Words = Words {
     one_per_line: "one number a line",
     opted_out: "opted out",
     opt_outs_not_applied: "The opt-out list does not apply: this campaign does not advertise.",
+    connections: "Connections",
+    connections_intro: "Where the service is, where the API key and group id come from (an environment variable or a file on this server: the key itself is never written here), and the contract prices per billing class. A campaign names its connection; editors cannot change it. A change sends every campaign that uses the connection and has not started back to draft.",
+    connection: "Connection",
+    endpoint: "Endpoint",
+    prices: "Prices (won)",
+    used_by: "Campaigns not started that use it",
+    quiet_hours_ack: "I accept that this advertising campaign may send during quiet hours",
+    quiet_hours_relaxed: "This advertising campaign does not enforce quiet hours",
+    quiet_hours_now: "It is quiet hours now: advertising may not be sent until",
+    start_at_instead: "Schedule it for then",
 };
 
 pub static KO: Words = Words {
@@ -304,7 +327,7 @@ pub static KO: Words = Words {
     submit: "승인 요청",
     approve: "승인",
     start: "시작",
-    start_at: "시작 시각 (선택, 예: 2026-12-01T10:00+09:00)",
+    start_at: "시작 시각 (선택, 한국 시각, 예: 2026-12-01 10:00)",
     type_amount: "확인을 위해 예상 금액(원)을 입력하세요",
     live: "실시간",
     results: "결과",
@@ -376,6 +399,7 @@ pub static KO: Words = Words {
     ledger_mismatches: "건이 일치하지 않습니다: ledger-mismatches.csv 참고",
     still_sending: "발송 중: 끝난 뒤에 집계됩니다",
     not_complete: "미완료: 서비스가 응답한 건만 집계됩니다",
+    run_failed: "실패: 오류로 발송이 멈췄습니다. 재개하면 남은 건을 보냅니다",
     opt_outs_intro: "광고 수신을 거부한 번호입니다. 광고 캠페인을 점검할 때마다 캠페인의 수신 제외 목록과 함께 이 번호들을 뺍니다. 알림 메시지는 그대로 보내집니다. 목록이 바뀌면 점검·승인된 광고 캠페인은 초안으로 돌아갑니다.",
     numbers_in_list: "개 번호",
     add_numbers: "번호 추가",
@@ -384,6 +408,16 @@ pub static KO: Words = Words {
     one_per_line: "한 줄에 번호 하나",
     opted_out: "수신 거부",
     opt_outs_not_applied: "광고가 아니므로 수신 거부 목록을 적용하지 않습니다.",
+    connections: "연결",
+    connections_intro: "서비스 주소, API 키와 그룹 ID를 읽을 곳(이 서버의 환경 변수나 파일: 키 자체는 여기에 쓰지 않습니다), 과금 유형별 계약 단가입니다. 캠페인은 연결의 이름만 고르며 편집자는 연결을 바꿀 수 없습니다. 연결을 바꾸면 그 연결을 쓰는 시작 전 캠페인은 모두 초안으로 돌아갑니다.",
+    connection: "연결",
+    endpoint: "서비스 주소",
+    prices: "단가 (원)",
+    used_by: "이 연결을 쓰는 시작 전 캠페인",
+    quiet_hours_ack: "이 광고 캠페인이 야간 발송 제한 시간에 발송될 수 있음을 확인합니다",
+    quiet_hours_relaxed: "이 광고 캠페인은 야간 발송 제한을 지키지 않도록 설정되어 있습니다",
+    quiet_hours_now: "지금은 야간 발송 제한 시간입니다. 광고는 다음 시각부터 보낼 수 있습니다:",
+    start_at_instead: "그 시각으로 예약",
 };
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.

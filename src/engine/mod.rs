@@ -9,6 +9,7 @@ pub mod events;
 mod feed;
 pub mod known;
 mod pace;
+pub mod rules;
 mod run_dir;
 pub mod schedule;
 mod sender;
@@ -147,29 +148,22 @@ fn check_start(campaign: &Campaign, options: &RunOptions, events: &dyn Sink) -> 
 /// The spend cap of a start: `--budget`, else the campaign's; a cap needs prices to count with.
 fn budget_limit(campaign: &Campaign, options: &RunOptions) -> Result<Option<i64>> {
     let limit = options.budget.or(campaign.send.budget);
-    if limit.is_some() && campaign.prices.is_none() {
-        bail!(Refusal(format!(
-            "--budget needs prices to count with: {} has no [prices] (give the price of each billing class it uses)",
-            campaign.file.display()
-        )));
-    }
+    let estimate = if campaign.prices.is_some() {
+        rules::Estimate::NotYetCounted
+    } else {
+        rules::Estimate::NoPrices
+    };
+    rules::check_estimate(estimate, limit)?;
     Ok(limit)
 }
 
 /// Refuses a run whose estimate is over its budget, naming both amounts.
 fn check_estimate(scan: &Scan, limit: Option<i64>) -> Result<()> {
-    let (Some(limit), Some(estimate)) = (limit, scan.estimated_charge.as_ref()) else {
-        return Ok(());
+    let estimate = match &scan.estimated_charge {
+        Some(charge) => rules::Estimate::Won(charge.values().sum()),
+        None => rules::Estimate::NoPrices,
     };
-    let estimate: i64 = estimate.values().sum();
-    if estimate > limit {
-        bail!(Refusal(format!(
-            "the estimate {} is over the budget {}: nothing was sent. Check the recipients (a list pasted twice, a wrong filter, non-friend targeting), or raise the budget ([send] budget, or --budget {estimate})",
-            crate::report::won(estimate),
-            crate::report::won(limit)
-        )));
-    }
-    Ok(())
+    Ok(rules::check_estimate(estimate, limit)?)
 }
 
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.

@@ -8,12 +8,19 @@ use tokio::sync::watch;
 /// How far in the past a start time may lie before it is taken for a mistake rather than "now".
 const PAST_TOLERANCE: chrono::Duration = chrono::Duration::minutes(1);
 
-/// Parses `2026-11-23T10:00`, `2026-11-23 10:00`, with seconds or not, in Asia/Seoul; or any
-/// RFC 3339 time with its own offset (`2026-11-23T01:00:00Z`).
+/// Parses `2026-11-23T10:00`, `2026-11-23 10:00`, with seconds or not, in Asia/Seoul; or a time
+/// with its own offset (`2026-11-23T01:00:00Z`, `2026-11-23T10:00+09:00`). Both faces read a
+/// start time here: `run --start-at` and the console's start form.
 pub fn parse_start_at(text: &str) -> Result<DateTime<FixedOffset>, String> {
     let text = text.trim();
     if let Ok(time) = DateTime::parse_from_rfc3339(text) {
         return Ok(time.with_timezone(&kst()));
+    }
+    // RFC 3339 wants seconds; people writing an offset often leave them out.
+    for format in ["%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M%:z"] {
+        if let Ok(time) = DateTime::parse_from_str(text, format) {
+            return Ok(time.with_timezone(&kst()));
+        }
     }
     for format in [
         "%Y-%m-%dT%H:%M",
@@ -102,5 +109,50 @@ mod tests {
         assert!(parse_start_at("tomorrow 10:00")
             .unwrap_err()
             .contains("2026-11-23T10:00"));
+        assert_eq!(parse_start_at("2026-11-23T10:00+09:00").unwrap(), seoul);
+        assert_eq!(parse_start_at("2026-11-23 10:00").unwrap(), seoul);
+    }
+
+    /// A wall time in Asia/Seoul within the years a campaign is scheduled in.
+    fn seoul_wall_time() -> impl proptest::strategy::Strategy<Value = NaiveDateTime> {
+        use proptest::prelude::*;
+        let first = chrono::NaiveDate::from_ymd_opt(2000, 1, 1)
+            .unwrap()
+            .and_time(chrono::NaiveTime::MIN);
+        (0i64..100 * 366 * 24 * 3600).prop_map(move |seconds| first + chrono::Duration::seconds(seconds))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_a_start_time_or_an_error_never_a_panic(text in "\\PC*") {
+            let _ = parse_start_at(&text);
+        }
+
+        #[test]
+        fn text_shaped_like_a_time_is_a_start_time_or_an_error_never_a_panic(
+            text in "[0-9]{1,6}-[0-9]{1,3}-[0-9]{1,3}[T ][0-9]{1,3}:[0-9]{1,3}(:[0-9]{1,3})?([+-][0-9]{2}:[0-9]{2}|Z)?"
+        ) {
+            let _ = parse_start_at(&text);
+        }
+
+        #[test]
+        fn a_written_seoul_time_reads_back_as_itself(wall in seoul_wall_time()) {
+            let time = kst().from_local_datetime(&wall).single().unwrap();
+            for written in [
+                wall.format("%Y-%m-%d %H:%M:%S").to_string(),
+                wall.format("%Y-%m-%dT%H:%M:%S").to_string(),
+                time.to_rfc3339(),
+                time.with_timezone(&chrono::Utc).to_rfc3339(),
+            ] {
+                proptest::prop_assert_eq!(parse_start_at(&written), Ok(time), "{}", written);
+            }
+            let minute = kst().from_local_datetime(&chrono::Timelike::with_second(&wall, 0).unwrap()).single().unwrap();
+            for written in [
+                wall.format("%Y-%m-%d %H:%M").to_string(),
+                minute.format("%Y-%m-%dT%H:%M%:z").to_string(),
+            ] {
+                proptest::prop_assert_eq!(parse_start_at(&written), Ok(minute), "{}", written);
+            }
+        }
     }
 }

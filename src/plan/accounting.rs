@@ -1,9 +1,10 @@
-//! The accounting of a whole input (`rows = rejected + suppressed + duplicates + valid`), the validator's warnings, and `rejects.csv`.
+//! The accounting of a whole input (`rows = rejected + suppressed + duplicates + valid`), the validator's warnings, and `rejects.csv` (its texts marked for spreadsheets).
 
 use super::classify::{Fate, Rejection};
 use super::PlanError;
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
+use crate::files::spreadsheet_safe;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -112,7 +113,9 @@ pub fn warnings(campaign: &Campaign) -> Vec<String> {
     warnings
 }
 
-/// Writes `rejects.csv`: row number, column, reason, detail (no phone number: the row number finds it).
+/// Writes `rejects.csv`: row number, column, reason, detail (no phone number: the row number finds
+/// it). People open it in spreadsheets, so a column or detail a spreadsheet would read as a
+/// formula (a header named `=…`) starts with `'` (`crate::files::spreadsheet_safe`).
 pub struct RejectsWriter {
     path: PathBuf,
     writer: csv::Writer<std::fs::File>,
@@ -138,10 +141,10 @@ impl RejectsWriter {
     pub fn write(&mut self, row: u64, rejection: &Rejection) -> Result<(), PlanError> {
         self.writer
             .write_record([
-                &row.to_string(),
-                &rejection.column,
+                row.to_string().as_str(),
+                &spreadsheet_safe(&rejection.column),
                 rejection.reason.as_str(),
-                &rejection.detail,
+                &spreadsheet_safe(&rejection.detail),
             ])
             .map_err(|e| PlanError::Write {
                 path: self.path.clone(),

@@ -1,14 +1,29 @@
-//! report.csv: each row's cells written straight into one buffer, quoted exactly as the csv crate quotes them, and the buffer handed to the file 64 KiB at a time.
+//! report.csv (and report.raw.csv): each row's cells written straight into one buffer, quoted exactly as the csv crate quotes them, and the buffer handed to the file 64 KiB at a time.
 //!
 //! report.csv is every row of a run (930 MB at 10 M rows). Through the csv crate each cell was
 //! copied twice, into a reused `ByteRecord` and then into the writer's buffer, and each one scanned
 //! for quoting on the way; here a record is copied once and scanned once, whole. The output is the
 //! csv crate's (`QuoteStyle::Necessary`, a quote doubled, `\n` after each record): a test holds
 //! the two byte for byte on any texts.
+//!
+//! report.csv is for people and is opened in spreadsheets: a text cell a spreadsheet would read
+//! as a formula (`=…`, `+…`, `-…` but a plain number, `@…`, tab, CR) is written after a `'`
+//! (`crate::files::spreadsheet`). Only the first byte of a cell is looked at, so the ordinary
+//! cell costs nothing more. report.raw.csv, for machines, has every cell as it is.
 
 use super::files::{cells, Cell, COLUMNS, UTF8_BOM};
 use super::row::ReportRow;
+use crate::files::spreadsheet::{needs_quote_mark, QUOTE_MARK};
 use std::io::Write;
+
+/// How a CSV file of the report writes its text cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CellTexts {
+    /// report.csv, for people: a text a spreadsheet would evaluate starts with `'`.
+    SpreadsheetSafe,
+    /// report.raw.csv, for machines: every cell as it is.
+    AsTheyAre,
+}
 
 /// The buffer is handed to the file once it holds this much.
 const WRITE_BYTES: usize = 64 * 1024;
@@ -17,15 +32,17 @@ const WRITE_BYTES: usize = 64 * 1024;
 pub(super) struct CsvRows<W: Write> {
     out: W,
     buffer: Vec<u8>,
+    texts: CellTexts,
 }
 
 impl<W: Write> CsvRows<W> {
-    /// report.csv on `out`, opening with the UTF-8 byte-order mark when `bom` asks for it, then
-    /// the header.
-    pub fn create(out: W, bom: bool) -> std::io::Result<CsvRows<W>> {
+    /// A report CSV on `out` writing its texts as `texts` says, opening with the UTF-8 byte-order
+    /// mark when `bom` asks for it, then the header.
+    pub fn create(out: W, bom: bool, texts: CellTexts) -> std::io::Result<CsvRows<W>> {
         let mut rows = CsvRows {
             out,
             buffer: Vec::with_capacity(WRITE_BYTES + 4096),
+            texts,
         };
         if bom {
             rows.buffer.extend_from_slice(UTF8_BOM);
@@ -50,7 +67,9 @@ impl<W: Write> CsvRows<W> {
         // Almost no record needs a quote: it is written as it is, then checked once, whole,
         // which is cheaper than checking each of its fields; the rare one is written again.
         let start = self.buffer.len();
-        write_fields(&mut self.buffer, cells, |buffer, text| buffer.extend_from_slice(text));
+        write_fields(&mut self.buffer, cells, self.texts, |buffer, text| {
+            buffer.extend_from_slice(text)
+        });
         let written = &self.buffer[start..];
         let commas = written.iter().filter(|&&byte| byte == b',').count();
         let breaks_or_quotes = written
@@ -58,7 +77,7 @@ impl<W: Write> CsvRows<W> {
             .fold(false, |seen, &byte| seen | matches!(byte, b'"' | b'\n' | b'\r'));
         if commas != cells.len() - 1 || breaks_or_quotes {
             self.buffer.truncate(start);
-            write_fields(&mut self.buffer, cells, push_field);
+            write_fields(&mut self.buffer, cells, self.texts, push_field);
         }
         self.buffer.push(b'\n');
         if self.buffer.len() >= WRITE_BYTES {
@@ -69,14 +88,22 @@ impl<W: Write> CsvRows<W> {
     }
 }
 
-/// Each cell's CSV text through `write`, a comma between two.
-fn write_fields(buffer: &mut Vec<u8>, cells: &[Cell<'_>], write: impl Fn(&mut Vec<u8>, &[u8])) {
+/// Each cell's CSV text through `write`, a comma between two; a text cell marked for
+/// spreadsheets when `texts` asks for it (the mark inside the quotes of a quoted field).
+fn write_fields(buffer: &mut Vec<u8>, cells: &[Cell<'_>], texts: CellTexts, write: impl Fn(&mut Vec<u8>, &[u8])) {
     let mut number = itoa::Buffer::new();
     for (index, cell) in cells.iter().enumerate() {
         if index > 0 {
             buffer.push(b',');
         }
-        write(buffer, cell.csv_text(&mut number).as_bytes());
+        let text = cell.csv_text(&mut number);
+        let marked = texts == CellTexts::SpreadsheetSafe && matches!(cell, Cell::Text(_)) && needs_quote_mark(text);
+        if marked {
+            // Rare (a recipient's value that looks like a formula): a copy is cheap enough.
+            write(buffer, format!("{QUOTE_MARK}{text}").as_bytes());
+        } else {
+            write(buffer, text.as_bytes());
+        }
     }
 }
 
@@ -103,8 +130,9 @@ mod tests {
     use crate::report::{charged_row, Outcome};
     use proptest::prelude::*;
 
-    /// What the csv crate writes for the same rows, the way report.csv was written before.
-    fn through_the_csv_crate(rows: &[ReportRow], bom: bool) -> Vec<u8> {
+    /// What the csv crate writes for the same rows (each cell's text as `Cell` gives it, marked
+    /// for spreadsheets or as it is), the way report.csv was written before.
+    fn through_the_csv_crate(rows: &[ReportRow], bom: bool, texts: CellTexts) -> Vec<u8> {
         let mut out = Vec::new();
         if bom {
             out.extend_from_slice(UTF8_BOM);
@@ -112,13 +140,21 @@ mod tests {
         let mut writer = csv::Writer::from_writer(out);
         writer.write_record(COLUMNS).unwrap();
         for row in rows {
-            writer.write_record(cells(row).iter().map(|cell| cell.text())).unwrap();
+            let text = |cell: &Cell| match texts {
+                CellTexts::SpreadsheetSafe => cell.spreadsheet_text(),
+                CellTexts::AsTheyAre => cell.text(),
+            };
+            writer.write_record(cells(row).iter().map(text)).unwrap();
         }
         writer.into_inner().unwrap()
     }
 
     fn written(rows: &[ReportRow], bom: bool) -> Vec<u8> {
-        let mut csv = CsvRows::create(Vec::new(), bom).unwrap();
+        written_as(rows, bom, CellTexts::SpreadsheetSafe)
+    }
+
+    fn written_as(rows: &[ReportRow], bom: bool, texts: CellTexts) -> Vec<u8> {
+        let mut csv = CsvRows::create(Vec::new(), bom, texts).unwrap();
         for row in rows {
             csv.push(row).unwrap();
         }
@@ -136,7 +172,10 @@ mod tests {
             accepted: false,
         };
         let bytes = written(std::slice::from_ref(&row), true);
-        assert_eq!(bytes, through_the_csv_crate(std::slice::from_ref(&row), true));
+        assert_eq!(
+            bytes,
+            through_the_csv_crate(std::slice::from_ref(&row), true, CellTexts::SpreadsheetSafe)
+        );
         let text = String::from_utf8(bytes).unwrap();
         assert!(
             text.contains(",\"김, \"\"민수\"\"\",") && text.contains(",\"line\r\nbreak\","),
@@ -159,15 +198,46 @@ mod tests {
             .collect();
         let bytes = written(&rows, false);
         assert!(bytes.len() > 2 * WRITE_BYTES, "{} bytes", bytes.len());
-        assert_eq!(bytes, through_the_csv_crate(&rows, false));
+        assert_eq!(bytes, through_the_csv_crate(&rows, false, CellTexts::SpreadsheetSafe));
+    }
+
+    #[test]
+    fn formula_like_texts_are_marked_inside_their_quotes_and_numbers_and_the_raw_file_are_left_alone() {
+        let mut row = charged_row(3, "+821012345678", -1200);
+        row.name = "=HYPERLINK(\"http://x\",\"y\")".into();
+        row.error = "@cmd".into();
+        row.uid = "-2+3".into();
+        row.id = "-1200".into();
+        let people = String::from_utf8(written(std::slice::from_ref(&row), false)).unwrap();
+        let record = people.lines().nth(1).unwrap();
+        assert!(
+            record.starts_with("3,'+821012345678,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",sms,"),
+            "{record}"
+        );
+        assert!(record.contains(",'-2+3,-1200,"), "{record}");
+        assert!(record.contains(",'@cmd,"), "{record}");
+        assert!(
+            record.contains(",charged,-1200,"),
+            "the amount, a number, is as it is: {record}"
+        );
+        let raw = String::from_utf8(written_as(std::slice::from_ref(&row), false, CellTexts::AsTheyAre)).unwrap();
+        let record = raw.lines().nth(1).unwrap();
+        assert!(
+            record.starts_with("3,+821012345678,\"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",sms,")
+                && record.contains(",-2+3,-1200,")
+                && record.contains(",@cmd,"),
+            "{record}"
+        );
     }
 
     proptest! {
         #[test]
         fn any_texts_are_written_as_the_csv_crate_writes_them(
-            texts in proptest::collection::vec(("[a-z,\"\r\n 김]{0,6}", "\\PC{0,8}", "[0-9\",]{0,4}"), 1..20),
+            texts in proptest::collection::vec(("[a-z,\"\r\n 김=@+-]{0,6}", "\\PC{0,8}", "[0-9\",=-]{0,4}"), 1..20),
             bom: bool,
+            raw: bool,
         ) {
+            let cell_texts = if raw { CellTexts::AsTheyAre } else { CellTexts::SpreadsheetSafe };
             let rows: Vec<ReportRow> = texts
                 .iter()
                 .enumerate()
@@ -179,7 +249,7 @@ mod tests {
                     row
                 })
                 .collect();
-            prop_assert_eq!(written(&rows, bom), through_the_csv_crate(&rows, bom));
+            prop_assert_eq!(written_as(&rows, bom, cell_texts), through_the_csv_crate(&rows, bom, cell_texts));
         }
     }
 }

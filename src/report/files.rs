@@ -1,4 +1,4 @@
-//! The report's files: the pinned columns, and each row's typed cells (text only at the CSV boundary, optionally after a UTF-8 BOM).
+//! The report's files: the pinned columns, and each row's typed cells (text only at the CSV boundary, optionally after a UTF-8 BOM, a formula-like text marked for spreadsheets).
 
 use super::row::ReportRow;
 use crate::api::ledger::BillingClass;
@@ -45,9 +45,19 @@ impl<'a> Cell<'a> {
         Cell::Text(Cow::Borrowed(text))
     }
 
-    /// The cell as CSV text: an absent number is empty.
+    /// The cell as CSV text, as it is (for machines): an absent number is empty.
     pub fn text(&self) -> String {
         self.csv_text(&mut itoa::Buffer::new()).to_string()
+    }
+
+    /// The cell as CSV text for a file people open in a spreadsheet: a text that would be read
+    /// as a formula gets a leading `'` ([`crate::files::spreadsheet_safe`]); numbers, which are
+    /// typed, stay as they are.
+    pub fn spreadsheet_text(&self) -> String {
+        match self {
+            Cell::Text(text) => crate::files::spreadsheet_safe(text).into_owned(),
+            other => other.text(),
+        }
     }
 
     /// As [`Cell::text`], a number formatted in `number`, on the stack.

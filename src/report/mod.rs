@@ -23,6 +23,7 @@ use crate::engine::known::KnownChunks;
 use crate::engine::{self, Refusal, CHECKPOINT_DIR};
 use crate::plan::{self, ChunkIdentity, Fate, PlannedRow, Recipient};
 use anyhow::{Context, Result};
+use csv_rows::CellTexts;
 use row::{Pricing, Sent};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -394,18 +395,51 @@ const FILE_BATCH_ROWS: usize = 4096;
 const BATCHES_AHEAD: usize = 16;
 
 /// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
-/// Excel), `report.parquet`, `report.xlsx` (unless `xlsx` is off), `summary.json`, `summary.md`,
-/// `summary.html` (in `lang`).
+/// Excel; its formula-like texts marked for spreadsheets), `report.parquet`, `report.xlsx`
+/// (unless `xlsx` is off), `summary.json`, `summary.md`, `summary.html` (in `lang`).
 pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Result<Summary> {
+    write_with_raw_csv(run_dir, out, options, RawCsv::Leave)
+}
+
+/// Whether `report` also writes `report.raw.csv`: report.csv's rows with every cell as it is,
+/// for programs that read CSV (`msgbatch report --raw-csv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RawCsv {
+    /// Not written; one an earlier report left is taken away (it would no longer match).
+    #[default]
+    Leave,
+    Write,
+}
+
+/// The name of the CSV file for machines, beside report.csv.
+pub const RAW_CSV_FILE: &str = "report.raw.csv";
+
+/// As [`write`], and `report.raw.csv` when `raw_csv` asks for it (never with a byte-order mark:
+/// it is for programs).
+pub fn write_with_raw_csv(
+    run_dir: &Path,
+    out: Option<&Path>,
+    options: &ReportOptions,
+    raw_csv: RawCsv,
+) -> Result<Summary> {
     let ReportOptions { lang, csv_bom, xlsx } = *options;
     let rows = RunRows::open(run_dir)?;
     let (xlsx, workbook_left_out) = xlsx.decide(rows.meta.scan.rows);
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());
     crate::files::create_private_dir(&out)?;
     let csv_file = Staged::new(out.join("report.csv"));
+    let raw_csv_file = Staged::new(out.join(RAW_CSV_FILE));
     let parquet_file = Staged::new(out.join("report.parquet"));
     let xlsx_file = Staged::new(out.join("report.xlsx"));
-    let mut csv_rows = csv_rows::CsvRows::create(csv_file.create()?, csv_bom)?;
+    let mut csv_rows = csv_rows::CsvRows::create(csv_file.create()?, csv_bom, CellTexts::SpreadsheetSafe)?;
+    let mut raw_csv_rows = match raw_csv {
+        RawCsv::Write => Some(csv_rows::CsvRows::create(
+            raw_csv_file.create()?,
+            false,
+            CellTexts::AsTheyAre,
+        )?),
+        RawCsv::Leave => None,
+    };
     let mut parquet = parquet::ParquetSink::create(parquet_file.create()?)?;
     let workbook = if xlsx {
         Some(xlsx::RowsWorkbook::new(&out)?)
@@ -423,14 +457,21 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
     let (summary_out, summary_in) = std::sync::mpsc::sync_channel::<Summary>(1);
     let xlsx_target = if xlsx { Some(xlsx_file.create()?) } else { None };
     let (walked, csv_built, parquet_built, workbook_built) = std::thread::scope(|scope| {
+        // report.raw.csv, when asked for, is written by the same thread from the same batches.
         let csv_builder = scope.spawn(move || -> Result<()> {
             let written = (|| -> std::io::Result<()> {
                 for batch in csv_batches {
                     for row in batch.iter() {
                         csv_rows.push(row)?;
+                        if let Some(raw) = raw_csv_rows.as_mut() {
+                            raw.push(row)?;
+                        }
                     }
                 }
                 csv_rows.finish()?;
+                if let Some(raw) = raw_csv_rows {
+                    raw.finish()?;
+                }
                 Ok(())
             })();
             written.context("cannot write report.csv")
@@ -508,17 +549,17 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
         }
     }
     summary.workbook_left_out = workbook_left_out;
-    summary.files = vec![csv_file.commit()?, parquet_file.commit()?];
+    summary.files = vec![csv_file.commit()?];
+    match raw_csv {
+        RawCsv::Write => summary.files.push(raw_csv_file.commit()?),
+        RawCsv::Leave => remove_earlier(&out.join(RAW_CSV_FILE))?,
+    }
+    summary.files.push(parquet_file.commit()?);
     if xlsx {
         summary.files.push(xlsx_file.commit()?);
     } else {
         // A workbook left by an earlier report would no longer match the files beside it.
-        match std::fs::remove_file(out.join("report.xlsx")) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                return Err(error).context("cannot remove the earlier report.xlsx");
-            }
-            _ => {}
-        }
+        remove_earlier(&out.join("report.xlsx"))?;
     }
     for (name, body) in [
         ("summary.json", serde_json::to_string_pretty(&summary)?),
@@ -532,6 +573,18 @@ pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Res
         summary.files.push(file.commit()?);
     }
     Ok(summary)
+}
+
+/// Takes away a file an earlier report left and this one does not write: it would no longer
+/// match the files beside it.
+fn remove_earlier(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            Err(error).context(format!("cannot remove the earlier {name}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A valid SMS row that was charged `amount`, for tests of what is built from rows.

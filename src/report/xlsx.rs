@@ -207,10 +207,9 @@ fn write_summary(sheet: &mut Worksheet, summary: &Summary, formats: &Formats) ->
         Cell::borrowed(text)
     }
     let count = |count: u64| Cell::Count(Some(count));
-    line(
-        sheet,
-        &[text("campaign"), text(&summary.campaign.display().to_string())],
-    )?;
+    // The campaign's name, never its file's path: the workbook is forwarded, and a path tells
+    // the server's folders.
+    line(sheet, &[text("campaign"), text(&summary.campaign_name)])?;
     line(sheet, &[text("kind"), text(&summary.kind)])?;
     line(sheet, &[text("complete"), Cell::Flag(status.complete)])?;
     line(sheet, &[])?;

@@ -301,25 +301,8 @@ impl Accounts {
     }
 }
 
-/// Parses `300s`, `2s`, `500ms`, `5m`, `1h` or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("not a duration: {text:?} (try 300s, 2s, 500ms)"))?;
-    let seconds = match unit.trim() {
-        "" | "s" => value,
-        "ms" => value / 1_000.0,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3_600.0,
-        other => return Err(format!("unknown unit {other:?} in {text:?} (use ms, s, m or h)")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("duration out of range: {text:?}"))
-}
+/// Durations are read as the engine reads them (the CLI's flags, the accounts' `settle_after`).
+pub use crate::engine::rules::parse_duration;
 
 #[cfg(test)]
 mod tests {
@@ -342,14 +325,6 @@ mod tests {
     fn duplicate_keys_are_refused() {
         let text = "[[groups]]\nid='a'\napi_key='k'\n[[groups]]\nid='b'\napi_key='k'\n";
         assert!(Accounts::parse(text, "t").unwrap_err().to_string().contains("api_key"));
-    }
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert!(parse_duration("soon").is_err());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The statement's files: `statement.csv` (one line per day, run and billing class, for tools), `statement.xlsx` and `statement.html` (for people).
+//! The statement's files: `statement.csv` (one line per day, run and billing class; its formula-like texts marked for spreadsheets), `statement.xlsx` and `statement.html` (for people). A run is named by its directory's own name, never a path.
 
 use super::{LedgerComparison, Line, RunInfo, Statement};
 use crate::report::xlsx::{self, Formats, TOTALS_HEADER};
@@ -32,7 +32,7 @@ fn line_cells(line: &Line) -> Vec<Cell<'_>> {
     [
         text(&line.day),
         text(&line.campaign),
-        text(line.run.display()),
+        text(&line.run),
         text(&line.kind),
         text(line.billing_class),
     ]
@@ -44,7 +44,7 @@ fn line_cells(line: &Line) -> Vec<Cell<'_>> {
 fn run_cells(run: &RunInfo) -> Vec<Cell<'_>> {
     let count = |n: u64| Cell::Count(Some(n));
     vec![
-        text(run.run_dir.display()),
+        text(&run.name),
         text(&run.campaign),
         text(&run.kind),
         Cell::Flag(run.status.complete),
@@ -127,7 +127,7 @@ fn mismatch_rows(statement: &Statement, comparison: &LedgerComparison) -> Vec<Ve
             let run = mismatch
                 .origin
                 .and_then(|origin| statement.runs.get(origin.run))
-                .map(|run| run.run_dir.display().to_string())
+                .map(|run| run.name.clone())
                 .unwrap_or_default();
             vec![
                 text(mismatch.problem.as_str()),
@@ -148,8 +148,9 @@ pub(super) fn write_all(statement: &Statement, out: &Path, bom: bool) -> Result<
     let csv_file = Staged::new(out.join("statement.csv"));
     let mut writer = csv_writer(csv_file.create()?, bom)?;
     writer.write_record(csv_columns())?;
+    // Opened by people in spreadsheets: a campaign named `=…` must not become a formula.
     for line in &statement.lines {
-        writer.write_record(line_cells(line).iter().map(Cell::text))?;
+        writer.write_record(line_cells(line).iter().map(Cell::spreadsheet_text))?;
     }
     writer.flush()?;
     drop(writer);
@@ -290,7 +291,8 @@ fn html(statement: &Statement) -> String {
     if let Some(comparison) = &statement.ledger {
         body.push_str(&format!(
             "<h2>Ledger</h2><p>{} ({} entries of {}; {} of other months left out): <strong>{}</strong></p>",
-            escape(&comparison.ledger.display().to_string()),
+            // The file's own name: its folder is the server's (an upload, in the console).
+            escape(&comparison.ledger.file_name().unwrap_or_default().to_string_lossy()),
             comparison.entries,
             statement.month,
             comparison.other_months,

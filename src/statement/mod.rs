@@ -83,7 +83,11 @@ pub struct StatementOptions {
 /// One run in the statement.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunInfo {
+    /// The folder as given, to read the run; the files name the run by `name`.
     pub run_dir: PathBuf,
+    /// The run directory's own name (its last component: the campaign's id in the console's
+    /// workspace), which the statement's files show: never a path of the server's folders.
+    pub name: String,
     pub campaign: String,
     pub kind: String,
     /// Rows the service answered for in the month.
@@ -97,7 +101,8 @@ pub struct Line {
     /// `2026-11-23`.
     pub day: String,
     pub campaign: String,
-    pub run: PathBuf,
+    /// The run's name ([`RunInfo::name`]).
+    pub run: String,
     pub kind: String,
     pub billing_class: BillingClass,
     #[serde(flatten)]
@@ -203,6 +208,7 @@ pub fn write(run_dirs: &[PathBuf], options: &StatementOptions) -> Result<Stateme
             .with_context(|| format!("run {}", run_dir.display()))?;
         runs.push(RunInfo {
             run_dir: run_dir.clone(),
+            name: run_name(run_dir),
             campaign: rows.campaign().name.clone(),
             kind: summary.kind,
             sends_in_month: 0,
@@ -227,6 +233,23 @@ pub fn write(run_dirs: &[PathBuf], options: &StatementOptions) -> Result<Stateme
         statement.files.push(comparison.mismatches_file.clone());
     }
     Ok(statement)
+}
+
+/// A run's name in the statement: its directory's own name, the path's last component
+/// (`runs/coupon` and `/srv/msgbatch/runs/coupon` are both `coupon`).
+pub fn run_name(run_dir: &Path) -> String {
+    let named = match run_dir.file_name() {
+        Some(name) => Some(name.to_owned()),
+        // `runs/coupon/..` or `.`: the name of the folder it stands for.
+        None => run_dir
+            .canonicalize()
+            .ok()
+            .and_then(|path| path.file_name().map(ToOwned::to_owned)),
+    };
+    named.map_or_else(
+        || run_dir.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
 }
 
 /// The one month the runs sent in; several (or none) need `--month`.
@@ -284,7 +307,7 @@ fn assemble(
             statement.lines.push(Line {
                 day: day.clone(),
                 campaign: info.campaign.clone(),
-                run: info.run_dir.clone(),
+                run: info.name.clone(),
                 kind: info.kind.clone(),
                 billing_class: class,
                 totals,
@@ -321,7 +344,8 @@ fn compare(
     let mismatches = expected.compare(&in_month.entries);
     let classes = reconcile::class_balance(&in_month.totals(), &statement.classes);
     let mismatches_file = out.join("ledger-mismatches.csv");
-    let runs: Vec<PathBuf> = statement.runs.iter().map(|run| run.run_dir.clone()).collect();
+    // ledger-mismatches.csv names a run as the other files do, by its name.
+    let runs: Vec<PathBuf> = statement.runs.iter().map(|run| PathBuf::from(&run.name)).collect();
     reconcile::write_mismatches(&mismatches_file, &mismatches, Some(&runs), bom)?;
     Ok(LedgerComparison {
         ledger: path.to_path_buf(),
@@ -347,6 +371,7 @@ mod tests {
     fn run(name: &str) -> RunInfo {
         RunInfo {
             run_dir: PathBuf::from(name),
+            name: name.into(),
             campaign: name.into(),
             kind: "sms".into(),
             sends_in_month: 0,

@@ -27,6 +27,9 @@ impl TestConsole {
     pub async fn start_with(workspace: &Path, tweak: impl FnOnce(&mut ServeOptions)) -> TestConsole {
         let mut options = ServeOptions::new(workspace.to_path_buf());
         options.listen = "127.0.0.1:0".parse().unwrap();
+        // The admin with shell access sets the workspace's connections up beside console.db: the
+        // embedded sandbox, with the demo prices.
+        write_connections(workspace, msgbatch::console::connections::DEMO_CONNECTIONS);
         tweak(&mut options);
         let prepared = prepare(&options).await.expect("the console starts");
         // Where to connect: the listener itself (behind a proxy, the public URL is elsewhere).
@@ -230,6 +233,16 @@ impl Browser {
         response
     }
 
+    /// Replaces the workspace's connections on the Connections page (as an admin); answers the page.
+    pub async fn set_connections(&mut self, text: &str) -> String {
+        self.page("/connections").await;
+        let response = self.post("/connections", &[("text", text)]).await;
+        assert_eq!(response.status(), StatusCode::OK, "the admin saves the connections");
+        let page = response.text().await.unwrap();
+        assert!(!page.contains("role=\"alert\""), "the connections are taken: {page}");
+        page
+    }
+
     /// Adds a user (as an admin) and returns their one-time link.
     pub async fn add_user(&mut self, name: &str, role: &str) -> String {
         self.page("/users").await;
@@ -238,6 +251,15 @@ impl Browser {
         let page = response.text().await.unwrap();
         let link = between(&page, &format!("{name}: "), "<").expect("the page shows the new user's link");
         link.replace("localhost", "127.0.0.1")
+    }
+}
+
+/// Writes the workspace's connections file, as an admin with shell access does (kept when there is one).
+pub fn write_connections(workspace: &Path, text: &str) {
+    let path = workspace.join(msgbatch::console::connections::CONNECTIONS_FILE);
+    if !path.exists() {
+        std::fs::create_dir_all(workspace).unwrap();
+        std::fs::write(path, text).unwrap();
     }
 }
 
@@ -316,8 +338,14 @@ pub async fn approved(team: &mut Team, id: &str) {
         StatusCode::SEE_OTHER,
         "a checked campaign is submitted"
     );
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team.approver.post(&format!("/campaigns/{id}/approve"), &[]).await;
+    let (_, page) = team.approver.page(&format!("/campaigns/{id}")).await;
+    // An advertising campaign that does not enforce quiet hours: the approver ticks that they saw it.
+    let fields: &[(&str, &str)] = if page.contains("name=\"quiet_hours_ack\"") {
+        &[("quiet_hours_ack", "on")]
+    } else {
+        &[]
+    };
+    let response = team.approver.post(&format!("/campaigns/{id}/approve"), fields).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "another person approves it");
 }
 

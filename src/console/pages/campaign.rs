@@ -139,25 +139,12 @@ struct NewPage {
     kinds: Vec<(&'static str, &'static str)>,
 }
 
-/// A starting campaign file per kind, filled in on the edit page.
-pub const STARTERS: [(&str, &str); 6] = [
-    ("alimtalk", include_str!("../../../samples/alimtalk.toml")),
-    ("brand", include_str!("../../../samples/brand.toml")),
-    ("text", include_str!("../../../samples/text.toml")),
-    ("sms", include_str!("../../../samples/sms.toml")),
-    ("lms", include_str!("../../../samples/lms.toml")),
-    (
-        "gateway-alimtalk",
-        include_str!("../../../samples/gateway-alimtalk.toml"),
-    ),
-];
-
 pub async fn new_form(signed: Signed) -> Result<Response, ConsoleError> {
     signed.require(Role::Editor)?;
     render(NewPage {
         w: signed.words,
         me: Me::of(&signed),
-        kinds: STARTERS.to_vec(),
+        kinds: crate::console::starters::KINDS.to_vec(),
     })
 }
 
@@ -196,13 +183,18 @@ fn place_files(
 /// engine will; the error names the setting.
 fn write_settings(console: &Shared, record: &CampaignRecord, text: &str) -> Result<(), ConsoleError> {
     let text = campaigns::with_stored_paths(text, record.recipients.as_ref(), record.suppression.as_ref())?;
+    crate::console::compose::confine(
+        &console.workspace.campaign_dir(&record.id),
+        &campaigns::parse_settings(&text)?,
+    )?;
     let path = console.workspace.campaign_file(&record.id);
     std::io::Write::write_all(
         &mut crate::files::create_private(&path).map_err(ConsoleError::from_io)?,
         text.as_bytes(),
     )
     .map_err(ConsoleError::from_io)?;
-    Ok(())
+    // Composed now, so that a connection that is not there is named on save, not at the check.
+    crate::console::compose::compose(&console.workspace, &record.id).map(drop)
 }
 
 pub async fn create(
@@ -216,16 +208,20 @@ pub async fn create(
         Some(received) => std::fs::read_to_string(&received.temporary)
             .map_err(|_| ConsoleError::Invalid(format!("{} is not UTF-8 text", received.original)))?,
         None => {
-            let kind = upload.field("kind");
-            STARTERS
-                .iter()
-                .find(|(name, _)| *name == kind)
-                .map(|(_, text)| text.to_string())
-                .ok_or_else(|| ConsoleError::Invalid("choose a kind, or upload a campaign file".into()))?
+            let starter = crate::console::starters::starter(upload.field("kind"))
+                .ok_or_else(|| ConsoleError::Invalid("choose a kind, or upload a campaign file".into()))?;
+            toml::to_string(&starter).map_err(ConsoleError::internal)?
         }
     };
     let mut settings: toml::Table =
         toml::from_str(&settings).map_err(|error| ConsoleError::Invalid(format!("campaign file: {error}")))?;
+    if !settings.contains_key("connection") {
+        // The workspace's first connection, to be changed in the settings if it has several.
+        let connections = crate::console::connections::load(&console.workspace)?;
+        if let Some(name) = connections.keys().next() {
+            settings.insert("connection".into(), toml::Value::String(name.clone()));
+        }
+    }
     let name = upload.field("name").trim().to_string();
     if !name.is_empty() {
         settings.insert("name".into(), toml::Value::String(name));
@@ -292,16 +288,37 @@ struct OverviewPage {
     two_person: bool,
     estimate: String,
     uncertain: u64,
+    /// Inside enforced quiet hours: when the campaign may start (KST), offered as its start time.
+    quiet_until: String,
+    /// A start was just refused for quiet hours.
+    refused_quiet: bool,
+}
+
+#[derive(Deserialize)]
+pub struct OverviewQuery {
+    #[serde(default)]
+    refused: String,
 }
 
 pub async fn overview(
     Console(console): Console<Shared>,
     signed: Signed,
     Path(id): Path<String>,
+    Query(query): Query<OverviewQuery>,
 ) -> Result<Response, ConsoleError> {
     let record = campaigns::find(&console.store, &id)?;
+    let quiet_until = if record.state == State::Approved {
+        console
+            .workspace
+            .load(&id)
+            .ok()
+            .and_then(|campaign| crate::console::check::enforced_quiet_hours_end(&campaign))
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
     let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
-    let uncertain = if matches!(record.state, State::Interrupted | State::Incomplete | State::Stopped) {
+    let uncertain = if record.state.resumable() {
         crate::engine::status(&console.workspace.run_dir(&id))
             .map(|status| status.uncertain)
             .unwrap_or(0)
@@ -320,6 +337,8 @@ pub async fn overview(
         two_person: console.two_person,
         estimate,
         uncertain,
+        refused_quiet: query.refused == "quiet_hours" && !quiet_until.is_empty(),
+        quiet_until,
         me: Me::of(&signed),
         c: record,
     })
@@ -423,10 +442,12 @@ pub async fn edit(
         )?;
     }
     let settings: toml::Table = campaigns::parse_settings(&text)?;
-    write_settings(&console, &record, &text)?;
+    let written = write_settings(&console, &record, &text);
+    // Whatever was written (even settings the composition then refused) voids the check.
     (record.name, record.kind) = name_and_kind(&settings);
     record.void_check(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
+    written?;
     console.store.audit(&signed.user.name, "edited", Some(&id), "")?;
     Ok(to(format!("/campaigns/{id}")))
 }

@@ -66,7 +66,7 @@ pub async fn check_page(
         estimate: super::won_opt(estimate),
         worst_case: super::won_opt(check.as_ref().and_then(|check| check.worst_case)),
         budget: super::won_opt(budget),
-        over_budget: matches!((estimate, budget), (Some(e), Some(b)) if e > b),
+        over_budget: check.as_ref().is_some_and(|check| check.budget_refusal().is_some()),
         check,
         current,
         c: record,
@@ -257,10 +257,17 @@ pub async fn submit(
     Ok(to(format!("/campaigns/{id}")))
 }
 
+#[derive(Deserialize)]
+pub struct ApproveForm {
+    /// The approver's acknowledgement that an advertising campaign does not enforce quiet hours.
+    #[serde(default)]
+    quiet_hours_ack: String,
+}
+
 pub async fn approve(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<Empty>,
+    posted: Posted<ApproveForm>,
 ) -> Result<Response, ConsoleError> {
     let signed = posted.signed;
     signed.require(Role::Approver)?;
@@ -278,6 +285,18 @@ pub async fn approve(
         ));
     }
     let fingerprint = still_current(&console, &mut record, &signed.user.name).await?;
+    let relaxed = record
+        .check
+        .as_ref()
+        .and_then(|check| check.quiet_hours_relaxed.clone());
+    if let Some(mode) = &relaxed {
+        if posted.form.quiet_hours_ack != "on" {
+            return Err(ConsoleError::Invalid(format!(
+                "{} (quiet_hours = \"{mode}\"): {}",
+                signed.words.quiet_hours_relaxed, signed.words.quiet_hours_ack
+            )));
+        }
+    }
     let estimate = record.check.as_ref().and_then(|check| check.estimate);
     record.approval = Some(Approval {
         by: signed.user.name.clone(),
@@ -288,9 +307,14 @@ pub async fn approve(
     record.state = State::Approved;
     record.touch(&signed.user.name);
     console.store.put_campaign(&id, &record)?;
-    console
-        .store
-        .audit(&signed.user.name, "approved", Some(&id), &super::won_opt(estimate))?;
+    let detail = match relaxed {
+        Some(mode) => format!(
+            "{}; quiet_hours = \"{mode}\" acknowledged on an advertising campaign",
+            super::won_opt(estimate)
+        ),
+        None => super::won_opt(estimate),
+    };
+    console.store.audit(&signed.user.name, "approved", Some(&id), &detail)?;
     Ok(to(format!("/campaigns/{id}")))
 }
 
@@ -302,10 +326,8 @@ pub struct StartForm {
     start_at: String,
 }
 
-/// The typed amount, read as a person types it: `1,234`, `₩1,234` and `1234` are the same.
-pub fn typed_amount(text: &str) -> Option<i64> {
-    crate::console::form::as_typed(text).parse().ok()
-}
+/// The typed amount, read as the CLI reads `--budget`: `1,234`, `₩1,234` and `1234` are the same.
+pub use crate::engine::rules::typed_amount;
 
 pub async fn start(
     Console(console): Console<Shared>,
@@ -314,16 +336,13 @@ pub async fn start(
 ) -> Result<Response, ConsoleError> {
     let signed = posted.signed;
     signed.require(Role::Approver)?;
+    // Read and checked as `run --start-at` reads and checks it: Asia/Seoul wall time or an offset.
     let start_at = match posted.form.start_at.trim() {
         "" => None,
         text => Some(
-            chrono::DateTime::parse_from_rfc3339(text)
-                .or_else(|_| chrono::DateTime::parse_from_str(&format!("{text}:00"), "%Y-%m-%dT%H:%M%:z:%S"))
-                .map_err(|_| {
-                    ConsoleError::Invalid(format!(
-                        "the start time {text:?} is not a time with its offset, like 2026-12-01T10:00+09:00"
-                    ))
-                })?,
+            crate::engine::schedule::parse_start_at(text)
+                .and_then(crate::engine::schedule::check_start)
+                .map_err(ConsoleError::Invalid)?,
         ),
     };
     let _transition = console.transitions.lock().await;
@@ -363,6 +382,14 @@ pub async fn start(
             "type the estimated total, {expected_text}, to start: what was typed ({:?}) is not it",
             posted.form.amount
         )));
+    }
+    // Advertising under `enforce` does not start now inside quiet hours: the campaign's page says
+    // until when, and offers that time as a scheduled start.
+    if start_at.is_none() {
+        let campaign = console.workspace.load(&id)?;
+        if check::enforced_quiet_hours_end(&campaign).is_some() {
+            return Ok(to(format!("/campaigns/{id}?refused=quiet_hours")));
+        }
     }
     record.state = State::Sending;
     record.run = Some(runner::run_record(&signed.user.name, start_at.as_ref()));

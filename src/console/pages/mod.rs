@@ -1,6 +1,7 @@
 //! The console's routes, and what every page shares: the signed-in person's bar, rendering, the embedded assets.
 
 mod campaign;
+mod connections;
 mod flow;
 mod opt_outs;
 mod people;
@@ -74,6 +75,7 @@ pub fn router(console: Shared) -> Router {
         .route("/users", get(people::users).post(people::add_user))
         .route("/users/{name}", post(people::change_user))
         .route("/audit", get(people::audit))
+        .route("/connections", get(connections::page).post(connections::save))
         .route("/statement", get(statement::page))
         .route("/statement/{month}/{name}", get(statement::download))
         .route("/opt-outs", get(opt_outs::page))

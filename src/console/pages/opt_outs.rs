@@ -1,4 +1,4 @@
-//! The opt-out page: the workspace's list of numbers that refused advertising, shown masked, added to by typing or uploading (editor), taken from (approver), downloaded whole (editor).
+//! The opt-out page: the workspace's list of numbers that refused advertising, shown masked, added to by typing or uploading (editor), taken from (approver), downloaded whole (editor), its cells safe for spreadsheets.
 
 use super::flow::PageQuery;
 use super::uploads;
@@ -183,9 +183,15 @@ pub async fn download(Console(console): Console<Shared>, signed: Signed) -> Resu
     console
         .store
         .audit(&signed.user.name, "downloaded", None, "opt-outs.csv")?;
+    // The list holds normalised mobile numbers, which never look like formulas; marked all the
+    // same, by the one rule of every CSV file people open in a spreadsheet.
+    let marked: Vec<String> = list
+        .iter()
+        .map(|number| crate::files::spreadsheet_safe(number).into_owned())
+        .collect();
     Ok(super::flow::attachment(
         "opt-outs.csv",
         "text/csv; charset=utf-8",
-        opt_outs::snapshot_text(&list),
+        opt_outs::snapshot_text(&marked),
     ))
 }

@@ -104,7 +104,8 @@ pub async fn sign_in(
     if expected.is_empty() || !auth::same_token(expected, &form.token) {
         return Err(ConsoleError::Csrf);
     }
-    console.limiter.check(&form.name, peer.ip())?;
+    let client = console.proxies.client_address(peer.ip(), &headers);
+    let attempt = console.limiter.attempt(&form.name, client)?;
     let user = console.store.user(&form.name)?;
     let hash = user
         .as_ref()
@@ -122,7 +123,7 @@ pub async fn sign_in(
     .await
     .map_err(ConsoleError::internal)?;
     if !verified {
-        console.limiter.failed(&form.name, peer.ip());
+        // The attempt stays counted as failed.
         return Ok(sign_in_page(
             &console,
             &headers,
@@ -130,7 +131,7 @@ pub async fn sign_in(
             axum::http::StatusCode::UNAUTHORIZED,
         ));
     }
-    console.limiter.succeeded(&form.name, peer.ip());
+    console.limiter.succeeded(attempt);
     console.store.audit(&form.name, "signed in", None, "")?;
     start_session(&console, &form.name, "/campaigns")
 }

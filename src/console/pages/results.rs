@@ -189,9 +189,9 @@ pub async fn resume(
     signed.require(Role::Approver)?;
     let _transition = console.transitions.lock().await;
     let mut record = campaigns::find(&console.store, &id)?;
-    if !matches!(record.state, State::Interrupted | State::Stopped | State::Incomplete) {
+    if !record.state.resumable() {
         return Err(ConsoleError::Conflict(format!(
-            "only an interrupted, stopped or incomplete campaign resumes; this one is {}",
+            "only an interrupted, stopped, incomplete or failed campaign resumes; this one is {}",
             record.state.as_str()
         )));
     }
@@ -268,7 +268,9 @@ struct ClassFile {
     charged_count: u64,
 }
 
-/// The files a results page offers, as the run directory names them.
+/// The files a results page offers, as the run directory names them. report.csv and rejects.csv
+/// are the files for people, their formula-like texts marked for spreadsheets; report.raw.csv
+/// (`report --raw-csv`, never written by the console) is not offered.
 const DOWNLOADS: [(&str, &str); 6] = [
     ("report.csv", "text/csv; charset=utf-8"),
     (

@@ -1,4 +1,4 @@
-//! Uploaded forms: the CSRF token first, files streamed to disk under generated names with a size cap (and a cap on a spreadsheet's decompressed size), never under the client's file name.
+//! Uploaded forms: the CSRF token first, files streamed to disk under generated names with a size cap, their format told by their bytes (a workbook's decompressed size capped whatever its name), never under the client's file name.
 
 use crate::console::auth::{same_token, Signed};
 use crate::console::campaigns::StoredFile;
@@ -115,27 +115,135 @@ fn multipart_error(error: axum::extract::multipart::MultipartError) -> ConsoleEr
     }
 }
 
-/// The extensions a recipients or suppression file may have.
-const EXTENSIONS: [&str; 7] = ["csv", "txt", "tsv", "xlsx", "xls", "ods", "parquet"];
+/// A recipients or suppression file's format, told by its first bytes, never by its name or a
+/// setting: a workbook is a zip (checked against the unpacked cap) whatever it is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniffed {
+    Xlsx,
+    Ods,
+    Xls,
+    Parquet,
+    /// Delimited text (CSV, TSV, TXT): the extension kept when the name says which.
+    Text(&'static str),
+}
 
-/// Moves a received file into the campaign folder as `ROLE.EXT`; refuses an extension the
-/// engine does not read, and a spreadsheet that unpacks past the cap.
-pub fn place(console: &Console, received: Received, dir: &Path, role: &str) -> Result<StoredFile, ConsoleError> {
-    let extension = Path::new(&received.original)
+impl Sniffed {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Sniffed::Xlsx => "xlsx",
+            Sniffed::Ods => "ods",
+            Sniffed::Xls => "xls",
+            Sniffed::Parquet => "parquet",
+            Sniffed::Text(extension) => extension,
+        }
+    }
+}
+
+const ZIP: &[u8] = b"PK\x03\x04";
+const OLE: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
+const PARQUET: &[u8] = b"PAR1";
+const READS: &str = "CSV (UTF-8 or CP949), XLSX, XLS, ODS or Parquet";
+
+/// Tells the format from the file's first bytes; refuses an empty file and one the engine does
+/// not read, naming it.
+pub fn sniff(path: &Path, original: &str) -> Result<Sniffed, ConsoleError> {
+    let mut head = Vec::with_capacity(8192);
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::fs::File::open(path).map_err(ConsoleError::from_io)?, 8192),
+        &mut head,
+    )
+    .map_err(ConsoleError::from_io)?;
+    if head.iter().all(u8::is_ascii_whitespace) {
+        return Err(ConsoleError::Invalid(format!(
+            "{original} is empty: export the list again with its header row and at least one recipient"
+        )));
+    }
+    if head.starts_with(ZIP) {
+        return workbook_kind(path, original);
+    }
+    if head.starts_with(OLE) {
+        return Ok(Sniffed::Xls);
+    }
+    if head.starts_with(PARQUET) {
+        return Ok(Sniffed::Parquet);
+    }
+    if head.contains(&0) {
+        return Err(ConsoleError::Invalid(format!(
+            "{original} is not a file the console reads ({READS}): save it as one of these (an .xlsb as .xlsx)"
+        )));
+    }
+    let named = Path::new(original)
         .extension()
         .map(|ext| ext.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    if !EXTENSIONS.contains(&extension.as_str()) {
-        return Err(ConsoleError::Invalid(format!(
-            "{}: the console reads {} files; save it as one of these (an .xlsb as .xlsx)",
-            received.original,
-            EXTENSIONS.join(", ")
-        )));
+    Ok(Sniffed::Text(match named.as_str() {
+        "tsv" => "tsv",
+        "txt" => "txt",
+        _ => "csv",
+    }))
+}
+
+fn is_zip(path: &Path) -> Result<bool, ConsoleError> {
+    let mut head = [0u8; 4];
+    let mut file = std::fs::File::open(path).map_err(ConsoleError::from_io)?;
+    Ok(std::io::Read::read_exact(&mut file, &mut head).is_ok() && head == ZIP)
+}
+
+/// A zip is an XLSX or an ODS by what it holds, or no spreadsheet at all.
+fn workbook_kind(path: &Path, original: &str) -> Result<Sniffed, ConsoleError> {
+    let file = std::fs::File::open(path).map_err(ConsoleError::from_io)?;
+    let mut archive = zip::ZipArchive::new(file)
+        .map_err(|error| ConsoleError::Invalid(format!("{original} is not a readable spreadsheet: {error}")))?;
+    if archive.index_for_name("xl/workbook.xml").is_some() {
+        return Ok(Sniffed::Xlsx);
     }
-    if matches!(extension.as_str(), "xlsx" | "ods") {
+    if let Ok(mut mimetype) = archive.by_name("mimetype") {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&mut mimetype, 200), &mut text);
+        if text.starts_with("application/vnd.oasis.opendocument.spreadsheet") {
+            return Ok(Sniffed::Ods);
+        }
+    }
+    Err(ConsoleError::Invalid(format!(
+        "{original} is a zip archive but not a spreadsheet ({READS})"
+    )))
+}
+
+/// Whether a text file holds a row after its header (read only until it finds one).
+fn text_has_a_row(path: &Path) -> Result<bool, ConsoleError> {
+    let file = std::fs::File::open(path).map_err(ConsoleError::from_io)?;
+    let mut lines = 0;
+    for line in std::io::BufRead::split(std::io::BufReader::new(file), b'\n') {
+        let line = line.map_err(ConsoleError::from_io)?;
+        if !line
+            .iter()
+            .all(|byte| byte.is_ascii_whitespace() || *byte == b',' || *byte == b';')
+        {
+            lines += 1;
+            if lines >= 2 {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Moves a received file into the campaign folder as `ROLE.EXT`, EXT told by its content; refuses
+/// a file the engine does not read, an empty or header-only recipients list, and a workbook that
+/// unpacks past the cap.
+pub fn place(console: &Console, received: Received, dir: &Path, role: &str) -> Result<StoredFile, ConsoleError> {
+    // Any zip is measured before anything else reads it, whatever it turns out to hold.
+    if is_zip(&received.temporary)? {
         check_unpacked_size(&received, console.max_unpacked)?;
     }
-    let stored = format!("{role}.{extension}");
+    let sniffed = sniff(&received.temporary, &received.original)?;
+    if role == "recipients" && matches!(sniffed, Sniffed::Text(_)) && !text_has_a_row(&received.temporary)? {
+        return Err(ConsoleError::Invalid(format!(
+            "{} holds a header and no recipient: export the list again with its rows",
+            received.original
+        )));
+    }
+    let stored = format!("{role}.{}", sniffed.extension());
     std::fs::rename(&received.temporary, dir.join(&stored)).map_err(ConsoleError::from_io)?;
     Ok(StoredFile {
         stored,

@@ -1,0 +1,79 @@
+//! A start inside quiet hours, with the clock fixed at 21:49 KST (`MSGBATCH_CLOCK`; alone in its test binary, since the clock is the process's): an advertising campaign under `enforce` is refused on its own page, which offers the next 08:00 KST as a scheduled start, and nothing is sent.
+
+mod common;
+
+use chrono::{FixedOffset, TimeZone};
+use common::console::{approved, between, campaign_id, location, team};
+use reqwest::multipart::{Form, Part};
+use reqwest::StatusCode;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_inside_quiet_hours_is_refused_on_the_campaigns_page_offering_eight_oclock() {
+    // 21:49 today in Seoul: the next 08:00 is then in the real future, whenever this runs.
+    let kst = FixedOffset::east_opt(9 * 3600).unwrap();
+    let today = chrono::Utc::now().with_timezone(&kst).date_naive();
+    let evening = kst.from_local_datetime(&today.and_hms_opt(21, 49, 0).unwrap()).unwrap();
+    std::env::set_var(msgbatch::campaign::quiet::CLOCK_ENV, evening.to_rfc3339());
+    let next_morning = (today + chrono::Days::new(1)).format("%Y-%m-%d 08:00").to_string();
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    team.editor.page("/campaigns/new").await;
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .text("name", "winter sale")
+        .text("kind", "lms")
+        .part(
+            "recipients",
+            Part::text("phone,name,coupon\n01050000001,고객1,C-1\n01050000002,고객2,C-2\n").file_name("people.csv"),
+        );
+    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    approved(&mut team, &id).await;
+
+    // The start form says so before anything is pressed, with the time filled in.
+    let page_path = format!("/campaigns/{id}");
+    let (_, page) = team.approver.page(&page_path).await;
+    let notice = between(&page, "id=\"quiet-hours-now\"", "</p>").expect("the page says it is quiet hours");
+    assert!(notice.contains(&next_morning), "{notice}");
+    assert!(
+        page.contains(&format!("name=\"start_at\" value=\"{next_morning}\"")),
+        "{page}"
+    );
+
+    // Start now anyway: refused on the campaign's own page, nothing recorded.
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "60")])
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let back = location(&response);
+    assert!(back.starts_with(&page_path) && !back.ends_with("/live"), "{back}");
+    let (_, page) = team.approver.page(&back).await;
+    assert!(page.contains("role=\"alert\""), "{page}");
+    assert_eq!(
+        between(&page, "<span class=\"state ", "\"").as_deref(),
+        Some("approved")
+    );
+    assert!(
+        !team.console.workspace.join("runs").join(&id).exists(),
+        "no run was made"
+    );
+
+    // The offered time, as the form holds it, schedules it.
+    let response = team
+        .approver
+        .post(
+            &format!("/campaigns/{id}/start"),
+            &[("amount", "60"), ("start_at", next_morning.as_str())],
+        )
+        .await;
+    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "scheduled");
+    team.approver.page(&format!("/campaigns/{id}/live")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let state = common::console::until_ended(&mut team.approver, &id).await;
+    assert_ne!(state, "done", "nothing was sent before 08:00");
+}
