@@ -163,6 +163,7 @@ async fn two_people_check_test_approve_start_and_download_the_report() {
             lang: msgbatch::report::Lang::En,
             csv_bom: false,
             xlsx: msgbatch::report::Workbook::Never,
+            raw_csv: msgbatch::report::RawCsv::Leave,
         },
     )
     .unwrap();

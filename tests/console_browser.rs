@@ -317,6 +317,7 @@ async fn the_whole_flow_in_a_real_browser() {
             lang: msgbatch::report::Lang::En,
             csv_bom: false,
             xlsx: msgbatch::report::Workbook::Never,
+            raw_csv: msgbatch::report::RawCsv::Leave,
         },
     )
     .unwrap();

@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::console::{approved, between, campaign_id, location, run_status, team, team_with, until_ended, Browser};
+use common::console::{
+    approved, between, campaign_id, location, run_status, team, team_with, until_ended, Browser, NOTIFICATION,
+};
 use common::process::SandboxProcess;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
@@ -22,22 +24,6 @@ name = "name"
 
 [send]
 quiet_hours = "warn"
-
-"##;
-
-/// A notification to the same people: the opt-out list does not concern it.
-const NOTIFICATION: &str = r##"name = "order-shipped"
-kind = "alimtalk"
-[message]
-service = 1001
-template = "ORDER_SHIPPED"
-text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
-callback_no = "0212345678"
-
-[recipients]
-path = "r.csv"
-name = "name"
-variables = { VAR1 = "order" }
 
 "##;
 
@@ -671,12 +657,7 @@ async fn a_resume_goes_on_while_someone_keeps_reading_the_runs_status() {
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
     let (id, run_dir) = start_slow(&mut team).await;
-    team.approver.page(&format!("/campaigns/{id}/live")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
-        .await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    common::console::stop_from_live(&mut team.approver, &id).await;
     assert_eq!(until_ended(&mut team.approver, &id).await, "stopped");
     let before = run_status(&run_dir).await;
     assert!(before.pending > 0, "{}", before.equation());

@@ -3,8 +3,7 @@
 mod common;
 
 use chrono::{FixedOffset, TimeZone};
-use common::console::{approved, between, campaign_id, location, team};
-use reqwest::multipart::{Form, Part};
+use common::console::{approved, between, from_kind_picker, location, stop_from_live, team};
 use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -18,16 +17,8 @@ async fn a_start_inside_quiet_hours_is_refused_on_the_campaigns_page_offering_ei
 
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    team.editor.page("/campaigns/new").await;
-    let form = Form::new()
-        .text("csrf", team.editor.csrf.clone())
-        .text("name", "winter sale")
-        .text("kind", "lms")
-        .part(
-            "recipients",
-            Part::text("phone,name,coupon\n01050000001,고객1,C-1\n01050000002,고객2,C-2\n").file_name("people.csv"),
-        );
-    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    let people = "phone,name,coupon\n01050000001,고객1,C-1\n01050000002,고객2,C-2\n";
+    let id = from_kind_picker(&mut team.editor, "lms", people).await;
     approved(&mut team, &id).await;
 
     // The start form says so before anything is pressed, with the time filled in.
@@ -68,12 +59,7 @@ async fn a_start_inside_quiet_hours_is_refused_on_the_campaigns_page_offering_ei
         )
         .await;
     assert_eq!(location(&response), format!("/campaigns/{id}/live"), "scheduled");
-    team.approver.page(&format!("/campaigns/{id}/live")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
-        .await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    stop_from_live(&mut team.approver, &id).await;
     let state = common::console::until_ended(&mut team.approver, &id).await;
     assert_ne!(state, "done", "nothing was sent before 08:00");
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::console::{approved, between, campaign_id, location, team, team_with, Browser};
+use common::console::{approved, between, campaign_id, location, team, team_with, Browser, NOTIFICATION};
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 
@@ -19,21 +19,6 @@ advertising = true
 [recipients]
 path = "r.csv"
 name = "name"
-"##;
-
-/// A notification to the same people (no quiet hours, no opt-outs).
-const NOTIFICATION: &str = r##"name = "order-shipped"
-kind = "alimtalk"
-[message]
-service = 1001
-template = "ORDER_SHIPPED"
-text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
-callback_no = "0212345678"
-
-[recipients]
-path = "r.csv"
-name = "name"
-variables = { VAR1 = "order" }
 "##;
 
 fn people_csv() -> String {
@@ -377,15 +362,7 @@ async fn no_page_shows_a_server_path() {
 async fn advertising_from_the_console_holds_to_quiet_hours_unless_an_approver_acknowledges() {
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    team.editor.page("/campaigns/new").await;
-    let form = Form::new()
-        .text("csrf", team.editor.csrf.clone())
-        .text("name", "from the picker")
-        .text("kind", "lms")
-        .part("recipients", Part::text(people_csv()).file_name("people.csv"));
-    let response = team.editor.post_multipart("/campaigns", form).await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let id = campaign_id(&location(&response));
+    let id = common::console::from_kind_picker(&mut team.editor, "lms", &people_csv()).await;
     let composed =
         msgbatch::campaign::Campaign::load(&team.console.workspace.join("campaigns").join(&id).join("composed.toml"))
             .unwrap();

@@ -263,12 +263,7 @@ async fn a_korean_wall_time_schedules_a_start_in_both_faces_and_a_stop_leaves_it
         campaign.contains(&format!("{}+09:00", expected.format("%Y-%m-%dT%H:%M:%S"))),
         "scheduled in Korean time: {campaign}"
     );
-    team.approver.page(&format!("/campaigns/{id}/live")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
-        .await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    common::console::stop_from_live(&mut team.approver, &id).await;
     assert_eq!(until_run_ended(&mut team.approver, &id).await, "stopped");
 
     // A time already past is refused by both, before anything is recorded.

@@ -45,6 +45,14 @@ impl QuietWindow {
         })
     }
 
+    /// When a start at `at` is one the engine refuses (its quiet hours under `enforce`): the
+    /// moment they end, which is the next time it may start.
+    pub fn enforced_end(campaign: &Campaign, at: DateTime<FixedOffset>) -> Option<DateTime<FixedOffset>> {
+        let window = QuietWindow::for_campaign(campaign)?;
+        (campaign.send.quiet_hours == super::QuietHoursMode::Enforce && window.contains(at))
+            .then(|| window.next_end(at))
+    }
+
     /// The window that applies to a campaign, if any.
     pub fn for_campaign(campaign: &Campaign) -> Option<QuietWindow> {
         let at = |h, m| NaiveTime::from_hms_opt(h, m, 0).expect("valid time");

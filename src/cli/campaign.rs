@@ -428,14 +428,8 @@ fn print_collected(report: &crate::engine::collect::CollectReport) {
     }
 }
 
-pub fn report(
-    run_dir: &Path,
-    out: Option<&Path>,
-    options: &crate::report::ReportOptions,
-    raw_csv: crate::report::RawCsv,
-    json: bool,
-) -> Result<Exit> {
-    let summary = crate::report::write_with_raw_csv(run_dir, out, options, raw_csv)?;
+pub fn report(run_dir: &Path, out: Option<&Path>, options: &crate::report::ReportOptions, json: bool) -> Result<Exit> {
+    let summary = crate::report::write(run_dir, out, options)?;
     if json {
         output::json(&summary)?;
     } else {

@@ -515,13 +515,13 @@ pub async fn run(cli: Cli) -> Result<Exit> {
                     (_, true) => crate::report::Workbook::Never,
                     _ => crate::report::Workbook::WhenOneSheet,
                 },
+                raw_csv: if raw_csv {
+                    crate::report::RawCsv::Write
+                } else {
+                    crate::report::RawCsv::Leave
+                },
             };
-            let raw_csv = if raw_csv {
-                crate::report::RawCsv::Write
-            } else {
-                crate::report::RawCsv::Leave
-            };
-            campaign::report(&run_dir, out.as_deref(), &options, raw_csv, json)
+            campaign::report(&run_dir, out.as_deref(), &options, json)
         }
         Command::Reconcile { run_dir, ledger, json } => campaign::reconcile(&run_dir, &ledger, json),
         Command::Statement {

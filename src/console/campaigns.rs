@@ -278,67 +278,45 @@ impl Workspace {
     /// connection (see `compose.rs`).
     pub fn load(&self, id: &str) -> Result<Campaign, ConsoleError> {
         let composed = super::compose::compose(self, id)?;
-        Campaign::load(&composed).map_err(|error| ConsoleError::Invalid(self.without_paths(&error.to_string())))
-    }
-
-    /// A text with the workspace's folder taken out: no page shows a server path.
-    pub fn without_paths(&self, text: &str) -> String {
-        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
-        let mut text = text.to_string();
-        for root in [
-            root.to_string_lossy().into_owned(),
-            self.root.to_string_lossy().into_owned(),
-        ] {
-            if !root.is_empty() {
-                text = text.replace(&format!("{root}/campaigns/"), "").replace(&root, "");
-            }
-        }
-        text
+        // A refusal page cuts the paths in the text down to file names (`error::without_server_paths`).
+        Campaign::load(&composed).map_err(|error| ConsoleError::Invalid(error.to_string()))
     }
 
     /// The fingerprint a check and an approval bind: the composed settings (the campaign's own and
     /// its connection's), the message text (which may come from `text_file`) and every file the
     /// run reads — recipients, suppression, the opt-out list.
     pub fn fingerprint(&self, record: &CampaignRecord) -> Result<String, ConsoleError> {
-        let campaign = self.load(&record.id)?;
-        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        hash_file(&mut hasher, &campaign.file)?;
-        hasher.update(b"text");
-        hasher.update(campaign.message_text().unwrap_or("").as_bytes());
-        hasher.update(campaign.fallback_text().unwrap_or("").as_bytes());
-        let files = [
-            Some(&campaign.recipients.path),
-            campaign.recipients.suppression.as_ref(),
-            campaign.recipients.opt_outs.as_ref(),
-        ];
-        for (name, path) in ["recipients", "suppression", "opt-outs"].into_iter().zip(files) {
-            hasher.update(name.as_bytes());
-            if let Some(path) = path {
-                hash_file(&mut hasher, path)?;
-            }
-        }
-        Ok(format!("{:032x}", hasher.digest128()))
+        fingerprint_of(&self.load(&record.id)?)
     }
 }
 
-/// Adds a file's bytes to a fingerprint; a file missing is hashed as missing (the check says why).
-fn hash_file(hasher: &mut xxhash_rust::xxh3::Xxh3, path: &Path) -> Result<(), ConsoleError> {
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            hasher.update(b"missing");
-            return Ok(());
+/// [`Workspace::fingerprint`] of a campaign already loaded: each file by the engine's own digest
+/// (a file not there yet, such as recipients before their upload, counts as missing).
+pub fn fingerprint_of(campaign: &Campaign) -> Result<String, ConsoleError> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let files = [
+        Some(&campaign.file),
+        Some(&campaign.recipients.path),
+        campaign.recipients.suppression.as_ref(),
+        campaign.recipients.opt_outs.as_ref(),
+    ];
+    for (name, path) in ["settings", "recipients", "suppression", "opt-outs"]
+        .into_iter()
+        .zip(files)
+    {
+        hasher.update(name.as_bytes());
+        match path {
+            Some(path) if path.exists() => {
+                hasher.update(crate::engine::fingerprint_file(path)?.as_bytes());
+            }
+            Some(_) => hasher.update(b"missing"),
+            None => {}
         }
-        Err(error) => return Err(ConsoleError::from_io(error)),
-    };
-    let mut buffer = vec![0u8; 1 << 20];
-    loop {
-        let read = std::io::Read::read(&mut file, &mut buffer).map_err(ConsoleError::from_io)?;
-        if read == 0 {
-            return Ok(());
-        }
-        hasher.update(&buffer[..read]);
     }
+    hasher.update(b"text");
+    hasher.update(campaign.message_text().unwrap_or("").as_bytes());
+    hasher.update(campaign.fallback_text().unwrap_or("").as_bytes());
+    Ok(format!("{:032x}", hasher.digest128()))
 }
 
 /// A campaign's settings as a TOML table; the error names campaign.toml.

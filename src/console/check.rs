@@ -25,8 +25,9 @@ pub fn check(
 ) -> Result<CheckRecord, ConsoleError> {
     let started = std::time::Instant::now();
     super::opt_outs::place(workspace, &record.id, &workspace.load(&record.id)?, opt_outs)?;
-    let fingerprint = workspace.fingerprint(record)?;
+    // Loaded again: placing the opt-out list may have changed the settings.
     let campaign = workspace.load(&record.id)?;
+    let fingerprint = super::campaigns::fingerprint_of(&campaign)?;
     let rejects = rejects_path(workspace, &record.id);
     let mut previews = Previews::new(&campaign, PREVIEWS_PER_LANE);
     let found = if record.recipients.is_none() {
@@ -34,7 +35,7 @@ pub fn check(
     } else {
         engine::validate_with(&campaign, &rejects, &Ignore, |row| previews.see(row)).map_err(|error| {
             let text: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
-            workspace.without_paths(&crate::phone::mask_phones(&text.join(": ")))
+            super::error::without_server_paths(&crate::phone::mask_phones(&text.join(": ")))
         })
     };
     let mut record = CheckRecord {
@@ -78,17 +79,11 @@ pub fn relaxed_quiet_hours(campaign: &crate::campaign::Campaign) -> Option<Strin
     }
 }
 
-/// When the campaign's quiet hours are in force now under `enforce`: the next time it may start
-/// (KST wall time, as the start form takes it).
+/// When a start now is refused for quiet hours under `enforce`: the next time the campaign may
+/// start (KST wall time, as the start form takes it).
 pub fn enforced_quiet_hours_end(campaign: &crate::campaign::Campaign) -> Option<String> {
-    let window = QuietWindow::for_campaign(campaign)?;
-    if campaign.send.quiet_hours != crate::campaign::QuietHoursMode::Enforce {
-        return None;
-    }
     let now = crate::campaign::quiet::now_kst().ok()?;
-    window
-        .contains(now)
-        .then(|| window.next_end(now).format("%Y-%m-%d %H:%M").to_string())
+    QuietWindow::enforced_end(campaign, now).map(|end| end.format("%Y-%m-%d %H:%M").to_string())
 }
 
 fn preview_view(message: MessagePreview) -> PreviewView {

@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 pub const COMPOSED_FILE: &str = "composed.toml";
 
 /// Settings that belong to the workspace, not to a campaign, and what to do instead.
-pub const WORKSPACE_KEYS: [(&str, &str); 5] = [
+const WORKSPACE_KEYS: [(&str, &str); 5] = [
     (
         "endpoint",
         "where the service is belongs to the workspace's connection: name one with connection = \"NAME\"",
@@ -44,6 +44,13 @@ const FILE_KEYS: [(&str, &str); 4] = [
     ("message", "text_file"),
 ];
 
+/// Takes out of settings written for the CLI (a sample) what belongs to the workspace.
+pub fn drop_workspace_keys(settings: &mut toml::Table) {
+    for (key, _) in WORKSPACE_KEYS {
+        settings.remove(key);
+    }
+}
+
 /// Refuses, by name, a setting a console campaign may not hold.
 pub fn refuse_workspace_keys(settings: &toml::Table) -> Result<(), ConsoleError> {
     for (key, instead) in WORKSPACE_KEYS {
@@ -58,7 +65,7 @@ pub fn refuse_workspace_keys(settings: &toml::Table) -> Result<(), ConsoleError>
 
 /// Refuses, by name, a file setting that reaches outside the campaign's folder: an absolute
 /// path, `..`, or a symbolic link on the way.
-pub fn confine(dir: &Path, settings: &toml::Table) -> Result<(), ConsoleError> {
+fn confine(dir: &Path, settings: &toml::Table) -> Result<(), ConsoleError> {
     for (section, key) in FILE_KEYS {
         let Some(value) = settings.get(section).and_then(|table| table.get(key)) else {
             continue;
@@ -105,9 +112,15 @@ fn inside(dir: &Path, name: &str) -> Result<PathBuf, &'static str> {
 /// Composes the campaign's settings with its connection into `composed.toml` (rewritten only
 /// when it would change) and answers its path.
 pub fn compose(workspace: &Workspace, id: &str) -> Result<PathBuf, ConsoleError> {
-    let dir = workspace.campaign_dir(id);
     let text = std::fs::read_to_string(workspace.campaign_file(id)).map_err(ConsoleError::from_io)?;
-    let mut settings = super::campaigns::parse_settings(&text)?;
+    compose_settings(workspace, id, &text)
+}
+
+/// [`compose`] of settings about to be saved: refused (by name) before anything is written when
+/// they hold a workspace's setting, reach outside the folder or name no connection there is.
+pub fn compose_settings(workspace: &Workspace, id: &str, text: &str) -> Result<PathBuf, ConsoleError> {
+    let dir = workspace.campaign_dir(id);
+    let mut settings = super::campaigns::parse_settings(text)?;
     refuse_workspace_keys(&settings)?;
     confine(&dir, &settings)?;
     let named = match settings.remove("connection") {

@@ -58,9 +58,7 @@ pub fn fill(console: &Console) -> Result<(), ConsoleError> {
         write(&dir.join("suppression.csv"), SUPPRESSION_CSV)?;
         // The sample's endpoint and prices are the workspace's `sandbox` connection here.
         let mut settings = campaigns::parse_settings(text)?;
-        for (key, _) in super::compose::WORKSPACE_KEYS {
-            settings.remove(key);
-        }
+        super::compose::drop_workspace_keys(&mut settings);
         settings.insert("connection".into(), toml::Value::String("sandbox".into()));
         let text = toml::to_string(&settings).map_err(ConsoleError::internal)?;
         let text = campaigns::with_stored_paths(&text, Some(&recipients), Some(&suppression))?;

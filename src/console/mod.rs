@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod campaigns;
 mod check;
+pub mod client_address;
 pub mod collecting;
 mod compose;
 pub mod connections;
@@ -91,7 +92,7 @@ pub struct Console {
     pub collections: collecting::Collections,
     pub limiter: SignInLimiter,
     /// Whose `X-Forwarded-For` is believed when telling clients apart for the sign-in limits.
-    pub proxies: sign_in_limit::TrustedProxies,
+    pub proxies: client_address::TrustedProxies,
     /// One campaign state change at a time: two "start"s pressed at once start one run.
     pub transitions: tokio::sync::Mutex<()>,
     pub max_upload: u64,
@@ -199,7 +200,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         runs: runner::Runs::default(),
         collections: collecting::Collections::default(),
         limiter: SignInLimiter::default(),
-        proxies: sign_in_limit::TrustedProxies::for_serving(options.public_url.is_some(), &options.trusted_proxies),
+        proxies: client_address::TrustedProxies::for_serving(options.public_url.is_some(), &options.trusted_proxies),
         transitions: tokio::sync::Mutex::new(()),
         max_upload: options.max_upload,
         max_unpacked: options.max_unpacked,

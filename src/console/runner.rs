@@ -394,6 +394,7 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
         lang: console.report_lang(),
         csv_bom: false,
         xlsx: crate::report::Workbook::WhenOneSheet,
+        raw_csv: crate::report::RawCsv::Leave,
     };
     waiting_for_run_dir(move || crate::report::write(&run_dir, None, &options))
         .await

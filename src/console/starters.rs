@@ -25,9 +25,7 @@ pub fn starter(kind: &str) -> Option<toml::Table> {
 /// Takes out what a sample sets for the demo: the demo's connection settings, a text kept in a
 /// file beside the sample, relaxed quiet hours and tuned sending, and its files.
 fn production_defaults(table: &mut toml::Table) {
-    for key in compose::WORKSPACE_KEYS.map(|(key, _)| key) {
-        table.remove(key);
-    }
+    compose::drop_workspace_keys(table);
     if let Some(message) = table.get_mut("message").and_then(toml::Value::as_table_mut) {
         if message.remove("text_file").is_some() {
             message.insert(

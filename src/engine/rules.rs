@@ -241,4 +241,28 @@ mod tests {
         assert!(over.contains("₩96") && over.contains("₩50"), "{over}");
         assert!(check_estimate(Estimate::NoPrices, Some(50)).is_err());
     }
+
+    #[test]
+    fn a_duration_too_long_to_hold_is_an_error() {
+        let error = parse_duration("99999999999999999999h").unwrap_err();
+        assert!(error.contains("out of range"), "{error}");
+        assert!(
+            parse_duration(&"9".repeat(400)).is_err(),
+            "a number that parses as infinity"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_duration_never_panics_on_any_text(text in "\\PC*") {
+            let _ = parse_duration(&text);
+        }
+
+        #[test]
+        fn parse_duration_never_panics_on_any_number_and_unit(
+            text in "[0-9]{0,40}(\\.[0-9]{0,40})?(ms|s|m|min|h|x)?",
+        ) {
+            let _ = parse_duration(&text);
+        }
+    }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// Hex digest of a file's bytes (xxh3-128): enough to notice any change. A file that cannot be
 /// opened is a refusal naming it (nothing has been sent yet when fingerprints are taken).
-pub(super) fn fingerprint_file(path: &Path) -> Result<String> {
+pub fn fingerprint_file(path: &Path) -> Result<String> {
     let mut file = std::fs::File::open(path).map_err(|source| InputError::Open {
         path: path.to_path_buf(),
         source,

@@ -10,12 +10,12 @@
 use std::borrow::Cow;
 
 /// The mark put before a text a spreadsheet would evaluate.
-pub const QUOTE_MARK: char = '\'';
+const QUOTE_MARK: char = '\'';
 
 /// Whether `text` starts with a character a spreadsheet reads as the start of a formula, and is
 /// not a plain number. Looks at the first byte (and, for a `-`, the rest), so it costs nothing on
 /// the ordinary cell.
-pub fn needs_quote_mark(text: &str) -> bool {
+fn needs_quote_mark(text: &str) -> bool {
     match text.as_bytes().first() {
         Some(b'=' | b'+' | b'@' | b'\t' | b'\r') => true,
         Some(b'-') => !is_plain_number(text),
@@ -37,7 +37,7 @@ pub fn spreadsheet_safe(text: &str) -> Cow<'_, str> {
 
 /// A decimal number as a spreadsheet reads it and nothing more: an optional `-`, digits, and
 /// optionally a point followed by digits (`-1200`, `-0.5`). `-2+3` or `-1e5` are not.
-pub fn is_plain_number(text: &str) -> bool {
+fn is_plain_number(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text);
     let (whole, fraction) = match digits.split_once('.') {
         Some((whole, fraction)) => (whole, Some(fraction)),

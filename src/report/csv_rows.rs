@@ -13,7 +13,7 @@
 
 use super::files::{cells, Cell, COLUMNS, UTF8_BOM};
 use super::row::ReportRow;
-use crate::files::spreadsheet::{needs_quote_mark, QUOTE_MARK};
+use crate::files::spreadsheet_safe;
 use std::io::Write;
 
 /// How a CSV file of the report writes its text cells.
@@ -97,13 +97,13 @@ fn write_fields(buffer: &mut Vec<u8>, cells: &[Cell<'_>], texts: CellTexts, writ
             buffer.push(b',');
         }
         let text = cell.csv_text(&mut number);
-        let marked = texts == CellTexts::SpreadsheetSafe && matches!(cell, Cell::Text(_)) && needs_quote_mark(text);
-        if marked {
-            // Rare (a recipient's value that looks like a formula): a copy is cheap enough.
-            write(buffer, format!("{QUOTE_MARK}{text}").as_bytes());
-        } else {
-            write(buffer, text.as_bytes());
-        }
+        // Marked only when needed (a recipient's value that looks like a formula): the ordinary
+        // cell is borrowed as it is.
+        let text = match (texts, cell) {
+            (CellTexts::SpreadsheetSafe, Cell::Text(_)) => spreadsheet_safe(text),
+            _ => std::borrow::Cow::Borrowed(text),
+        };
+        write(buffer, text.as_bytes());
     }
 }
 

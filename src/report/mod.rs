@@ -5,6 +5,7 @@
 
 mod csv_rows;
 mod files;
+mod options;
 mod parquet;
 mod row;
 mod summary;
@@ -12,6 +13,7 @@ pub(crate) mod xlsx;
 
 pub use files::COLUMNS;
 pub(crate) use files::{csv_writer, Cell};
+pub use options::{RawCsv, ReportOptions, Workbook, RAW_CSV_FILE};
 pub use row::{ChargeState, Outcome, ReportRow};
 pub(crate) use summary::escape;
 pub use summary::{won, Answers, Funnel, Lang, SendTimes};
@@ -343,49 +345,6 @@ impl Drop for Staged {
     }
 }
 
-/// What `report` writes besides report.csv, report.parquet and the summaries.
-#[derive(Debug, Clone, Copy)]
-pub struct ReportOptions {
-    /// The language of summary.html.
-    pub lang: Lang,
-    /// report.csv starts with a UTF-8 byte-order mark (for Excel).
-    pub csv_bom: bool,
-    /// Whether report.xlsx is written too.
-    pub xlsx: Workbook,
-}
-
-/// Whether `report` writes report.xlsx. Building it takes most of a large report's time (10 M
-/// rows: about 50 of 60 s), for a workbook of ten sheets that Excel opens one at a time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Workbook {
-    /// When the rows fit one sheet (1,048,575 rows under the header); otherwise it is left out,
-    /// and the summary says so.
-    #[default]
-    WhenOneSheet,
-    /// Always (`--xlsx`), on as many sheets as the rows need.
-    Always,
-    /// Never (`--no-xlsx`).
-    Never,
-}
-
-impl Workbook {
-    /// Whether a report of `rows` rows gets report.xlsx; when not by default, why.
-    fn decide(self, rows: u64) -> (bool, Option<String>) {
-        let one_sheet = u64::from(xlsx::EXCEL_MAX_ROWS - 1);
-        match self {
-            Workbook::Always => (true, None),
-            Workbook::Never => (false, None),
-            Workbook::WhenOneSheet if rows <= one_sheet => (true, None),
-            Workbook::WhenOneSheet => (
-                false,
-                Some(format!(
-                    "report.xlsx is not written: {rows} rows do not fit one Excel sheet ({one_sheet}); report.csv and report.parquet hold them all, and --xlsx writes the workbook anyway, on several sheets"
-                )),
-            ),
-        }
-    }
-}
-
 /// Rows handed to the report.csv, report.parquet and report.xlsx builders at a time.
 const FILE_BATCH_ROWS: usize = 4096;
 
@@ -395,34 +354,16 @@ const FILE_BATCH_ROWS: usize = 4096;
 const BATCHES_AHEAD: usize = 16;
 
 /// Writes the report of a run: `report.csv` (after a UTF-8 byte-order mark with `csv_bom`, for
-/// Excel; its formula-like texts marked for spreadsheets), `report.parquet`, `report.xlsx`
+/// Excel; its formula-like texts marked for spreadsheets), `report.raw.csv` (with `raw_csv`:
+/// every cell as it is, never a byte-order mark, for programs), `report.parquet`, `report.xlsx`
 /// (unless `xlsx` is off), `summary.json`, `summary.md`, `summary.html` (in `lang`).
 pub fn write(run_dir: &Path, out: Option<&Path>, options: &ReportOptions) -> Result<Summary> {
-    write_with_raw_csv(run_dir, out, options, RawCsv::Leave)
-}
-
-/// Whether `report` also writes `report.raw.csv`: report.csv's rows with every cell as it is,
-/// for programs that read CSV (`msgbatch report --raw-csv`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RawCsv {
-    /// Not written; one an earlier report left is taken away (it would no longer match).
-    #[default]
-    Leave,
-    Write,
-}
-
-/// The name of the CSV file for machines, beside report.csv.
-pub const RAW_CSV_FILE: &str = "report.raw.csv";
-
-/// As [`write`], and `report.raw.csv` when `raw_csv` asks for it (never with a byte-order mark:
-/// it is for programs).
-pub fn write_with_raw_csv(
-    run_dir: &Path,
-    out: Option<&Path>,
-    options: &ReportOptions,
-    raw_csv: RawCsv,
-) -> Result<Summary> {
-    let ReportOptions { lang, csv_bom, xlsx } = *options;
+    let ReportOptions {
+        lang,
+        csv_bom,
+        xlsx,
+        raw_csv,
+    } = *options;
     let rows = RunRows::open(run_dir)?;
     let (xlsx, workbook_left_out) = xlsx.decide(rows.meta.scan.rows);
     let out = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.to_path_buf());

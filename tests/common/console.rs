@@ -9,6 +9,22 @@ use std::time::Duration;
 
 pub const PASSWORD: &str = "correct horse battery";
 
+/// The sandbox demo account's ORDER_SHIPPED notification, its order number from the column
+/// `order` (no quiet hours, no opt-outs): the workspace's one connection serves it.
+pub const NOTIFICATION: &str = r##"name = "order-shipped"
+kind = "alimtalk"
+[message]
+service = 1001
+template = "ORDER_SHIPPED"
+text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
+callback_no = "0212345678"
+
+[recipients]
+path = "r.csv"
+name = "name"
+variables = { VAR1 = "order" }
+"##;
+
 /// A console serving a workspace in a temporary folder.
 pub struct TestConsole {
     weak: std::sync::Weak<msgbatch::console::Console>,
@@ -347,6 +363,32 @@ pub async fn approved(team: &mut Team, id: &str) {
     };
     let response = team.approver.post(&format!("/campaigns/{id}/approve"), fields).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "another person approves it");
+}
+
+/// A new campaign of `kind` from the kind picker (the console's starting settings) with a
+/// recipients CSV, as an editor makes it; its id.
+pub async fn from_kind_picker(editor: &mut Browser, kind: &str, recipients_csv: &str) -> String {
+    editor.page("/campaigns/new").await;
+    let form = reqwest::multipart::Form::new()
+        .text("csrf", editor.csrf.clone())
+        .text("name", format!("new {kind}"))
+        .text("kind", kind.to_string())
+        .part(
+            "recipients",
+            reqwest::multipart::Part::text(recipients_csv.to_string()).file_name("people.csv"),
+        );
+    let response = editor.post_multipart("/campaigns", form).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "the campaign is made");
+    campaign_id(&location(&response))
+}
+
+/// Presses Stop on the campaign's live page, as an approver does; the console answers with a redirect.
+pub async fn stop_from_live(browser: &mut Browser, id: &str) {
+    browser.page(&format!("/campaigns/{id}/live")).await;
+    let response = browser
+        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "the stop is taken");
 }
 
 /// Waits for the campaign's run to end (each look is a page load, as a person reloading).

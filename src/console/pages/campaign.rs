@@ -179,22 +179,19 @@ fn place_files(
     Ok(changed)
 }
 
-/// Writes campaign.toml from the settings given, with the stored file names, and loads it as the
-/// engine will; the error names the setting.
+/// Writes campaign.toml from the settings given, with the stored file names, once they compose as
+/// the engine will load them; the error names the setting.
 fn write_settings(console: &Shared, record: &CampaignRecord, text: &str) -> Result<(), ConsoleError> {
     let text = campaigns::with_stored_paths(text, record.recipients.as_ref(), record.suppression.as_ref())?;
-    crate::console::compose::confine(
-        &console.workspace.campaign_dir(&record.id),
-        &campaigns::parse_settings(&text)?,
-    )?;
+    // Composed first: settings the console refuses (a path outside the folder, a connection that
+    // is not there) are named on save, and never written.
+    crate::console::compose::compose_settings(&console.workspace, &record.id, &text)?;
     let path = console.workspace.campaign_file(&record.id);
     std::io::Write::write_all(
         &mut crate::files::create_private(&path).map_err(ConsoleError::from_io)?,
         text.as_bytes(),
     )
-    .map_err(ConsoleError::from_io)?;
-    // Composed now, so that a connection that is not there is named on save, not at the check.
-    crate::console::compose::compose(&console.workspace, &record.id).map(drop)
+    .map_err(ConsoleError::from_io)
 }
 
 pub async fn create(

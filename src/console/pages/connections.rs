@@ -46,7 +46,17 @@ fn show(
     error: String,
 ) -> Result<Response, ConsoleError> {
     let found = connections::load(&console.workspace).unwrap_or_default();
-    let records: Vec<CampaignRecord> = console.store.campaigns()?;
+    // Each campaign not yet started, with the connection its settings name (read once each).
+    let records: Vec<(CampaignRecord, Option<String>)> = console
+        .store
+        .campaigns::<CampaignRecord>()?
+        .into_iter()
+        .filter(|record| record.state.editable())
+        .map(|record| {
+            let named = connections::named_by(&console.workspace, &record.id);
+            (record, named)
+        })
+        .collect();
     let views = found
         .iter()
         .map(|(name, connection)| ConnectionView {
@@ -61,11 +71,8 @@ fn show(
                 .join(", "),
             used_by: records
                 .iter()
-                .filter(|record| record.state.editable())
-                .filter(|record| {
-                    connections::named_by(&console.workspace, &record.id).as_deref() == Some(name.as_str())
-                })
-                .map(|record| (record.id.clone(), record.name.clone()))
+                .filter(|(_, named)| named.as_deref() == Some(name.as_str()))
+                .map(|(record, _)| (record.id.clone(), record.name.clone()))
                 .collect(),
         })
         .collect();

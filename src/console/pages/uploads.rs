@@ -146,7 +146,7 @@ const READS: &str = "CSV (UTF-8 or CP949), XLSX, XLS, ODS or Parquet";
 
 /// Tells the format from the file's first bytes; refuses an empty file and one the engine does
 /// not read, naming it.
-pub fn sniff(path: &Path, original: &str) -> Result<Sniffed, ConsoleError> {
+fn sniff(path: &Path, original: &str, unpacked_cap: u64) -> Result<Sniffed, ConsoleError> {
     let mut head = Vec::with_capacity(8192);
     std::io::Read::read_to_end(
         &mut std::io::Read::take(std::fs::File::open(path).map_err(ConsoleError::from_io)?, 8192),
@@ -159,7 +159,7 @@ pub fn sniff(path: &Path, original: &str) -> Result<Sniffed, ConsoleError> {
         )));
     }
     if head.starts_with(ZIP) {
-        return workbook_kind(path, original);
+        return workbook_kind(path, original, unpacked_cap);
     }
     if head.starts_with(OLE) {
         return Ok(Sniffed::Xls);
@@ -183,17 +183,26 @@ pub fn sniff(path: &Path, original: &str) -> Result<Sniffed, ConsoleError> {
     }))
 }
 
-fn is_zip(path: &Path) -> Result<bool, ConsoleError> {
-    let mut head = [0u8; 4];
-    let mut file = std::fs::File::open(path).map_err(ConsoleError::from_io)?;
-    Ok(std::io::Read::read_exact(&mut file, &mut head).is_ok() && head == ZIP)
-}
-
-/// A zip is an XLSX or an ODS by what it holds, or no spreadsheet at all.
-fn workbook_kind(path: &Path, original: &str) -> Result<Sniffed, ConsoleError> {
+/// A zip is an XLSX or an ODS by what it holds, or no spreadsheet at all; its declared sizes are
+/// summed first, so that a small file that unpacks to gigabytes is refused before anything reads it.
+fn workbook_kind(path: &Path, original: &str, cap: u64) -> Result<Sniffed, ConsoleError> {
     let file = std::fs::File::open(path).map_err(ConsoleError::from_io)?;
     let mut archive = zip::ZipArchive::new(file)
-        .map_err(|error| ConsoleError::Invalid(format!("{original} is not a readable spreadsheet: {error}")))?;
+        .map_err(|error| ConsoleError::Invalid(format!("{original} is not a spreadsheet: {error}")))?;
+    let mut total = 0u64;
+    for index in 0..archive.len() {
+        let entry = archive
+            .by_index_raw(index)
+            .map_err(|error| ConsoleError::Invalid(format!("{original}: {error}")))?;
+        total = total.saturating_add(entry.size());
+    }
+    if total > cap {
+        return Err(ConsoleError::TooLarge(format!(
+            "{original} unpacks to {} MB, more than the console takes ({} MB)",
+            total >> 20,
+            cap >> 20
+        )));
+    }
     if archive.index_for_name("xl/workbook.xml").is_some() {
         return Ok(Sniffed::Xlsx);
     }
@@ -232,11 +241,7 @@ fn text_has_a_row(path: &Path) -> Result<bool, ConsoleError> {
 /// a file the engine does not read, an empty or header-only recipients list, and a workbook that
 /// unpacks past the cap.
 pub fn place(console: &Console, received: Received, dir: &Path, role: &str) -> Result<StoredFile, ConsoleError> {
-    // Any zip is measured before anything else reads it, whatever it turns out to hold.
-    if is_zip(&received.temporary)? {
-        check_unpacked_size(&received, console.max_unpacked)?;
-    }
-    let sniffed = sniff(&received.temporary, &received.original)?;
+    let sniffed = sniff(&received.temporary, &received.original, console.max_unpacked)?;
     if role == "recipients" && matches!(sniffed, Sniffed::Text(_)) && !text_has_a_row(&received.temporary)? {
         return Err(ConsoleError::Invalid(format!(
             "{} holds a header and no recipient: export the list again with its rows",
@@ -250,27 +255,4 @@ pub fn place(console: &Console, received: Received, dir: &Path, role: &str) -> R
         original: received.original.clone(),
         bytes: received.bytes,
     })
-}
-
-/// A zip's declared sizes, summed: a small file that unpacks to gigabytes is refused before it is read.
-fn check_unpacked_size(received: &Received, cap: u64) -> Result<(), ConsoleError> {
-    let file = std::fs::File::open(&received.temporary).map_err(ConsoleError::from_io)?;
-    let mut archive = zip::ZipArchive::new(file)
-        .map_err(|error| ConsoleError::Invalid(format!("{} is not a spreadsheet: {error}", received.original)))?;
-    let mut total = 0u64;
-    for index in 0..archive.len() {
-        let entry = archive
-            .by_index_raw(index)
-            .map_err(|error| ConsoleError::Invalid(format!("{}: {error}", received.original)))?;
-        total = total.saturating_add(entry.size());
-    }
-    if total > cap {
-        return Err(ConsoleError::TooLarge(format!(
-            "{} unpacks to {} MB, more than the console takes ({} MB)",
-            received.original,
-            total >> 20,
-            cap >> 20
-        )));
-    }
-    Ok(())
 }
