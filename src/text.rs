@@ -1,4 +1,4 @@
-//! Byte length of SMS/LMS text in EUC-KR (Windows code page 949), as Korean carriers count it.
+//! Byte length of SMS/LMS text in EUC-KR (Windows code page 949), as Korean carriers count it; figures and won as people read them (`1,234`, `₩1,234`).
 
 use encoding_rs::{EncoderResult, EUC_KR};
 
@@ -90,6 +90,25 @@ impl TextLane {
             TextLane::Lms => "lms",
         }
     }
+}
+
+/// `1,234,567`.
+pub fn count(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// `₩1,234,567` (won have no fraction).
+pub fn won(amount: i64) -> String {
+    let sign = if amount < 0 { "-" } else { "" };
+    format!("{sign}₩{}", count(amount.unsigned_abs()))
 }
 
 #[cfg(test)]

@@ -147,15 +147,64 @@ struct CsrfField {
 }
 
 /// A state-changing form from a signed-in person, its CSRF token checked against the session.
-pub struct Posted<T> {
-    pub signed: Signed,
+/// Who sent it is `R`: any signed-in person ([`Signed`]) or one holding a role ([`Editor`],
+/// [`Approver`], [`Admin`]), checked after the CSRF token and before the handler runs.
+pub struct Posted<T, R = Signed> {
+    pub signed: R,
     pub form: T,
 }
 
-impl<T: DeserializeOwned> FromRequest<Shared> for Posted<T> {
+/// A signed-in person as an extractor may require them: any role, or at least one.
+pub trait Holder: Sized {
+    fn holding(signed: Signed) -> Result<Self, ConsoleError>;
+}
+
+impl Holder for Signed {
+    fn holding(signed: Signed) -> Result<Signed, ConsoleError> {
+        Ok(signed)
+    }
+}
+
+/// A signed-in person holding at least a role: the extractor refuses (403, naming the role)
+/// before the handler runs, so a handler states its role in its signature and cannot forget it.
+macro_rules! role_extractor {
+    ($name:ident, $role:expr) => {
+        #[doc = concat!("A signed-in person whose role is ", stringify!($name), " or above.")]
+        pub struct $name(pub Signed);
+
+        impl Holder for $name {
+            fn holding(signed: Signed) -> Result<$name, ConsoleError> {
+                signed.require($role)?;
+                Ok($name(signed))
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = Signed;
+
+            fn deref(&self) -> &Signed {
+                &self.0
+            }
+        }
+
+        impl FromRequestParts<Shared> for $name {
+            type Rejection = ConsoleError;
+
+            async fn from_request_parts(parts: &mut Parts, console: &Shared) -> Result<$name, ConsoleError> {
+                $name::holding(Signed::from_request_parts(parts, console).await?)
+            }
+        }
+    };
+}
+
+role_extractor!(Editor, Role::Editor);
+role_extractor!(Approver, Role::Approver);
+role_extractor!(Admin, Role::Admin);
+
+impl<T: DeserializeOwned, R: Holder> FromRequest<Shared> for Posted<T, R> {
     type Rejection = ConsoleError;
 
-    async fn from_request(request: Request, console: &Shared) -> Result<Posted<T>, ConsoleError> {
+    async fn from_request(request: Request, console: &Shared) -> Result<Posted<T, R>, ConsoleError> {
         let (mut parts, body) = request.into_parts();
         let signed = Signed::from_request_parts(&mut parts, console).await?;
         let bytes = axum::body::to_bytes(body, FORM_LIMIT)
@@ -165,6 +214,7 @@ impl<T: DeserializeOwned> FromRequest<Shared> for Posted<T> {
         if !same_token(&field.csrf, &signed.session.csrf) {
             return Err(ConsoleError::Csrf);
         }
+        let signed = R::holding(signed)?;
         let form = serde_urlencoded::from_bytes(&bytes)
             .map_err(|error| ConsoleError::Invalid(format!("the form could not be read: {error}")))?;
         Ok(Posted { signed, form })

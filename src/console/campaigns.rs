@@ -2,7 +2,6 @@
 
 use super::error::ConsoleError;
 use super::store::Store;
-use crate::campaign::Campaign;
 use crate::plan::Scan;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -273,113 +272,6 @@ impl Workspace {
         }
         Ok(())
     }
-
-    /// Loads the campaign as the engine will run it: its settings composed with the workspace's
-    /// connection (see `compose.rs`).
-    pub fn load(&self, id: &str) -> Result<Campaign, ConsoleError> {
-        let composed = super::compose::compose(self, id)?;
-        // A refusal page cuts the paths in the text down to file names (`error::without_server_paths`).
-        Campaign::load(&composed).map_err(|error| ConsoleError::Invalid(error.to_string()))
-    }
-
-    /// The fingerprint a check and an approval bind: the composed settings (the campaign's own and
-    /// its connection's), the message text (which may come from `text_file`) and every file the
-    /// run reads — recipients, suppression, the opt-out list.
-    pub fn fingerprint(&self, record: &CampaignRecord) -> Result<String, ConsoleError> {
-        fingerprint_of(&self.load(&record.id)?)
-    }
-}
-
-/// [`Workspace::fingerprint`] of a campaign already loaded: each file by the engine's own digest
-/// (a file not there yet, such as recipients before their upload, counts as missing).
-pub fn fingerprint_of(campaign: &Campaign) -> Result<String, ConsoleError> {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    let files = [
-        Some(&campaign.file),
-        Some(&campaign.recipients.path),
-        campaign.recipients.suppression.as_ref(),
-        campaign.recipients.opt_outs.as_ref(),
-    ];
-    for (name, path) in ["settings", "recipients", "suppression", "opt-outs"]
-        .into_iter()
-        .zip(files)
-    {
-        hasher.update(name.as_bytes());
-        match path {
-            Some(path) if path.exists() => {
-                hasher.update(crate::engine::fingerprint_file(path)?.as_bytes());
-            }
-            Some(_) => hasher.update(b"missing"),
-            None => {}
-        }
-    }
-    hasher.update(b"text");
-    hasher.update(campaign.message_text().unwrap_or("").as_bytes());
-    hasher.update(campaign.fallback_text().unwrap_or("").as_bytes());
-    Ok(format!("{:032x}", hasher.digest128()))
-}
-
-/// A campaign's settings as a TOML table; the error names campaign.toml.
-pub fn parse_settings(text: &str) -> Result<toml::Table, ConsoleError> {
-    toml::from_str(text).map_err(|error| ConsoleError::Invalid(format!("campaign.toml: {error}")))
-}
-
-/// The `[recipients]` table of the settings, made if missing.
-pub fn recipients_section(table: &mut toml::Table) -> Result<&mut toml::Table, ConsoleError> {
-    table
-        .entry("recipients")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-        .as_table_mut()
-        .ok_or_else(|| ConsoleError::Invalid("campaign.toml: `recipients` must be a table".into()))
-}
-
-/// [`Workspace::fingerprint`] on a blocking thread (it reads every file whole).
-pub async fn fingerprint_now(workspace: &Workspace, record: &CampaignRecord) -> Result<String, ConsoleError> {
-    let (workspace, record) = (workspace.clone(), record.clone());
-    tokio::task::spawn_blocking(move || workspace.fingerprint(&record))
-        .await
-        .map_err(ConsoleError::internal)?
-}
-
-/// The campaign text with the console's file names in place of the uploader's paths and no
-/// opt-out list of its own; a setting that belongs to the workspace (endpoint, credentials,
-/// prices, output) is refused by name.
-pub fn with_stored_paths(
-    text: &str,
-    recipients: Option<&StoredFile>,
-    suppression: Option<&StoredFile>,
-) -> Result<String, ConsoleError> {
-    let mut table = parse_settings(text)?;
-    super::compose::refuse_workspace_keys(&table)?;
-    let section = recipients_section(&mut table)?;
-    // The console places the workspace's opt-out list itself when it checks (see `opt_outs::place`).
-    section.remove("opt_outs");
-    // Before an upload the path names the file to come, inside the folder, not the uploader's.
-    let stored = recipients.map_or("recipients.csv", |file| file.stored.as_str());
-    section.insert("path".into(), toml::Value::String(stored.into()));
-    match suppression {
-        Some(file) => {
-            section.insert("suppression".into(), toml::Value::String(file.stored.clone()));
-        }
-        None => {
-            section.remove("suppression");
-        }
-    }
-    toml::to_string(&table).map_err(ConsoleError::internal)
-}
-
-/// Sets the mapped columns (and the sheet) in the campaign text.
-pub fn with_columns(text: &str, phone: &str, name: &str, sheet: &str) -> Result<String, ConsoleError> {
-    let mut table = parse_settings(text)?;
-    let section = recipients_section(&mut table)?;
-    for (key, value) in [("phone", phone), ("name", name), ("sheet", sheet)] {
-        if value.is_empty() {
-            section.remove(key);
-        } else {
-            section.insert(key.into(), toml::Value::String(value.into()));
-        }
-    }
-    toml::to_string(&table).map_err(ConsoleError::internal)
 }
 
 /// A campaign's id: its time and a random part, safe as a folder name.
@@ -414,25 +306,6 @@ pub fn stored_path(dir: &Path, file: &StoredFile) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stored_paths_replace_the_uploaders_and_workspace_settings_are_refused() {
-        let text = "name = \"x\"\n[recipients]\npath = \"/home/a/list.csv\"\nsuppression = \"../s.csv\"\n";
-        let recipients = StoredFile {
-            stored: "recipients.csv".into(),
-            original: "list.csv".into(),
-            bytes: 1,
-        };
-        let out = with_stored_paths(text, Some(&recipients), None).unwrap();
-        let table: toml::Table = toml::from_str(&out).unwrap();
-        assert_eq!(table["recipients"]["path"].as_str(), Some("recipients.csv"));
-        assert!(table["recipients"].get("suppression").is_none());
-        let out = with_stored_paths(text, None, None).unwrap();
-        let table: toml::Table = toml::from_str(&out).unwrap();
-        assert_eq!(table["recipients"]["path"].as_str(), Some("recipients.csv"));
-        let error = with_stored_paths(&format!("{text}[output]\ndir = \"/tmp\"\n"), None, None).unwrap_err();
-        assert!(error.to_string().contains("`output`"), "{error}");
-    }
 
     #[test]
     fn ids_are_folder_names() {

@@ -24,10 +24,15 @@ pub fn check(
     opt_outs: &[String],
 ) -> Result<CheckRecord, ConsoleError> {
     let started = std::time::Instant::now();
-    super::opt_outs::place(workspace, &record.id, &workspace.load(&record.id)?, opt_outs)?;
+    super::opt_outs::place(
+        workspace,
+        &record.id,
+        &super::compose::load(workspace, &record.id)?,
+        opt_outs,
+    )?;
     // Loaded again: placing the opt-out list may have changed the settings.
-    let campaign = workspace.load(&record.id)?;
-    let fingerprint = super::campaigns::fingerprint_of(&campaign)?;
+    let campaign = super::compose::load(workspace, &record.id)?;
+    let fingerprint = super::compose::fingerprint_of(&campaign)?;
     let rejects = rejects_path(workspace, &record.id);
     let mut previews = Previews::new(&campaign, PREVIEWS_PER_LANE);
     let found = if record.recipients.is_none() {

@@ -5,36 +5,13 @@
 //! records `composed.toml` as its campaign file, so `msgbatch status`, `report` and a resume read
 //! exactly what was approved, and the run's fingerprint covers the connection's settings too.
 
-use super::campaigns::Workspace;
+use super::campaigns::{CampaignRecord, Workspace};
 use super::connections;
 use super::error::ConsoleError;
+use crate::campaign::Campaign;
 use std::path::{Component, Path, PathBuf};
 
 pub const COMPOSED_FILE: &str = "composed.toml";
-
-/// Settings that belong to the workspace, not to a campaign, and what to do instead.
-const WORKSPACE_KEYS: [(&str, &str); 5] = [
-    (
-        "endpoint",
-        "where the service is belongs to the workspace's connection: name one with connection = \"NAME\"",
-    ),
-    (
-        "sandbox_accounts",
-        "the sandbox's accounts belong to the workspace's connection: name one with connection = \"NAME\"",
-    ),
-    (
-        "credentials",
-        "where the API key and group id come from belongs to the workspace's connection (kept by an admin): name one with connection = \"NAME\"",
-    ),
-    (
-        "prices",
-        "the contract prices belong to the workspace's connection (kept by an admin), so that an estimate and a budget rest on them: remove it",
-    ),
-    (
-        "output",
-        "the console keeps every run in the workspace's own folder: remove it",
-    ),
-];
 
 /// Settings that name a file: (section, key).
 const FILE_KEYS: [(&str, &str); 4] = [
@@ -43,25 +20,6 @@ const FILE_KEYS: [(&str, &str); 4] = [
     ("recipients", "opt_outs"),
     ("message", "text_file"),
 ];
-
-/// Takes out of settings written for the CLI (a sample) what belongs to the workspace.
-pub fn drop_workspace_keys(settings: &mut toml::Table) {
-    for (key, _) in WORKSPACE_KEYS {
-        settings.remove(key);
-    }
-}
-
-/// Refuses, by name, a setting a console campaign may not hold.
-pub fn refuse_workspace_keys(settings: &toml::Table) -> Result<(), ConsoleError> {
-    for (key, instead) in WORKSPACE_KEYS {
-        if settings.contains_key(key) {
-            return Err(ConsoleError::Invalid(format!(
-                "campaign settings: `{key}` is not a campaign's to set: {instead}"
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// Refuses, by name, a file setting that reaches outside the campaign's folder: an absolute
 /// path, `..`, or a symbolic link on the way.
@@ -120,8 +78,8 @@ pub fn compose(workspace: &Workspace, id: &str) -> Result<PathBuf, ConsoleError>
 /// they hold a workspace's setting, reach outside the folder or name no connection there is.
 pub fn compose_settings(workspace: &Workspace, id: &str, text: &str) -> Result<PathBuf, ConsoleError> {
     let dir = workspace.campaign_dir(id);
-    let mut settings = super::campaigns::parse_settings(text)?;
-    refuse_workspace_keys(&settings)?;
+    let mut settings = super::settings::parse_settings(text)?;
+    super::settings::refuse_workspace_keys(&settings)?;
     confine(&dir, &settings)?;
     let named = match settings.remove("connection") {
         Some(toml::Value::String(name)) => Some(name),
@@ -142,6 +100,58 @@ pub fn compose_settings(workspace: &Workspace, id: &str, text: &str) -> Result<P
         std::io::Write::write_all(&mut file, composed.as_bytes()).map_err(ConsoleError::from_io)?;
     }
     Ok(path)
+}
+
+/// Loads the campaign as the engine will run it: its settings composed with the workspace's
+/// connection.
+pub fn load(workspace: &Workspace, id: &str) -> Result<Campaign, ConsoleError> {
+    let composed = compose(workspace, id)?;
+    // A refusal page cuts the paths in the text down to file names (`error::without_server_paths`).
+    Campaign::load(&composed).map_err(|error| ConsoleError::Invalid(error.to_string()))
+}
+
+/// The fingerprint a check and an approval bind: the composed settings (the campaign's own and
+/// its connection's), the message text (which may come from `text_file`) and every file the
+/// run reads — recipients, suppression, the opt-out list.
+pub fn fingerprint(workspace: &Workspace, record: &CampaignRecord) -> Result<String, ConsoleError> {
+    fingerprint_of(&load(workspace, &record.id)?)
+}
+
+/// [`fingerprint`] of a campaign already loaded: each file by the engine's own digest
+/// (a file not there yet, such as recipients before their upload, counts as missing).
+pub fn fingerprint_of(campaign: &Campaign) -> Result<String, ConsoleError> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let files = [
+        Some(&campaign.file),
+        Some(&campaign.recipients.path),
+        campaign.recipients.suppression.as_ref(),
+        campaign.recipients.opt_outs.as_ref(),
+    ];
+    for (name, path) in ["settings", "recipients", "suppression", "opt-outs"]
+        .into_iter()
+        .zip(files)
+    {
+        hasher.update(name.as_bytes());
+        match path {
+            Some(path) if path.exists() => {
+                hasher.update(crate::engine::fingerprint_file(path)?.as_bytes());
+            }
+            Some(_) => hasher.update(b"missing"),
+            None => {}
+        }
+    }
+    hasher.update(b"text");
+    hasher.update(campaign.message_text().unwrap_or("").as_bytes());
+    hasher.update(campaign.fallback_text().unwrap_or("").as_bytes());
+    Ok(format!("{:032x}", hasher.digest128()))
+}
+
+/// [`fingerprint`] on a blocking thread (it reads every file whole).
+pub async fn fingerprint_now(workspace: &Workspace, record: &CampaignRecord) -> Result<String, ConsoleError> {
+    let (workspace, record) = (workspace.clone(), record.clone());
+    tokio::task::spawn_blocking(move || fingerprint(&workspace, &record))
+        .await
+        .map_err(ConsoleError::internal)?
 }
 
 #[cfg(test)]
@@ -177,19 +187,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("symbolic link"), "{error}");
-    }
-
-    #[test]
-    fn workspace_settings_are_refused_by_name() {
-        for key in [
-            "endpoint = \"sandbox\"",
-            "[prices]\nlms = 0",
-            "[credentials]\napi_key_env = \"HOME\"",
-            "[output]\ndir = \"/tmp\"",
-        ] {
-            let error = refuse_workspace_keys(&settings(key)).unwrap_err().to_string();
-            let name = key.trim_start_matches('[').split([' ', ']']).next().unwrap();
-            assert!(error.contains(&format!("`{name}`")), "{key}: {error}");
-        }
     }
 }

@@ -57,13 +57,13 @@ pub fn fill(console: &Console) -> Result<(), ConsoleError> {
         write(&dir.join(recipients_name), recipients_bytes)?;
         write(&dir.join("suppression.csv"), SUPPRESSION_CSV)?;
         // The sample's endpoint and prices are the workspace's `sandbox` connection here.
-        let mut settings = campaigns::parse_settings(text)?;
-        super::compose::drop_workspace_keys(&mut settings);
+        let mut settings = super::settings::parse_settings(text)?;
+        super::settings::drop_workspace_keys(&mut settings);
         settings.insert("connection".into(), toml::Value::String("sandbox".into()));
         let text = toml::to_string(&settings).map_err(ConsoleError::internal)?;
-        let text = campaigns::with_stored_paths(&text, Some(&recipients), Some(&suppression))?;
+        let text = super::settings::with_stored_paths(&text, Some(&recipients), Some(&suppression))?;
         write(&dir.join(campaigns::CAMPAIGN_FILE), text.as_bytes())?;
-        let campaign = console.workspace.load(&id)?;
+        let campaign = super::compose::load(&console.workspace, &id)?;
         let now = campaigns::now_text();
         let record = CampaignRecord {
             id: id.clone(),

@@ -82,6 +82,14 @@ impl From<anyhow::Error> for ConsoleError {
     }
 }
 
+/// The headers of an HTML page, the console's pages and its error pages alike.
+pub fn html_headers() -> [(header::HeaderName, header::HeaderValue); 1] {
+    [(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/html; charset=utf-8"),
+    )]
+}
+
 /// A refusal's text with every absolute path cut to its file name: a page never shows where the
 /// server keeps things (`/srv/team/campaigns/ID/recipients.xlsx` → `recipients.xlsx`).
 pub fn without_server_paths(text: &str) -> String {
@@ -138,7 +146,7 @@ impl IntoResponse for ConsoleError {
         };
         let page = ErrorPage { title, message, id };
         match page.render() {
-            Ok(body) => (status, super::pages::html_headers(), body).into_response(),
+            Ok(body) => (status, html_headers(), body).into_response(),
             Err(_) => (status, "error").into_response(),
         }
     }

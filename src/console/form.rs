@@ -1,7 +1,7 @@
 //! The edit page's form per kind: the settings of campaign.toml a person fills in (the text with its size, template, sender number, fallback, brand fields, budget, rate, quiet hours; prices belong to the workspace's connection) as fields, read from the settings and written back into them; every other setting stays TOML beside them.
 
-use super::campaigns::parse_settings;
 use super::error::ConsoleError;
+use super::settings::parse_settings;
 use crate::text::{ALIMTALK_MAX_CHARS, LMS_MAX_BYTES, SMS_MAX_BYTES};
 use std::collections::HashMap;
 

@@ -19,6 +19,7 @@ mod headers;
 mod opt_outs;
 mod pages;
 mod runner;
+mod settings;
 pub mod sign_in_limit;
 mod starters;
 pub mod store;

@@ -1,7 +1,8 @@
 //! The workspace's opt-out list (numbers that asked not to get advertising): read from what a person types or uploads, and placed in each advertising campaign as a file its run reads, so that an approval binds the list it saw.
 
-use super::campaigns::{parse_settings, recipients_section, CampaignRecord, State, Workspace};
+use super::campaigns::{CampaignRecord, State, Workspace};
 use super::error::ConsoleError;
+use super::settings::{parse_settings, recipients_section};
 use crate::campaign::Campaign;
 use std::collections::BTreeSet;
 use std::path::Path;

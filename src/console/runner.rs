@@ -295,7 +295,7 @@ pub enum Launch {
 pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Result<(), ConsoleError> {
     let id = record.id.clone();
     let run_dir = console.workspace.run_dir(&id);
-    let campaign = console.workspace.load(&id)?;
+    let campaign = super::compose::load(&console.workspace, &id)?;
     let active = console.runs.insert(&id);
     let console = console.clone();
     tokio::spawn(async move {

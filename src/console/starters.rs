@@ -1,6 +1,6 @@
 //! The settings a new console campaign of each kind starts from: the samples' message, with production defaults — quiet hours enforced, no endpoint, key, price, output or file of the demo's, the text inline.
 
-use super::compose;
+use super::settings;
 
 const WINTER_SALE_TEXT: &str = include_str!("../../samples/winter-sale.txt");
 
@@ -25,7 +25,7 @@ pub fn starter(kind: &str) -> Option<toml::Table> {
 /// Takes out what a sample sets for the demo: the demo's connection settings, a text kept in a
 /// file beside the sample, relaxed quiet hours and tuned sending, and its files.
 fn production_defaults(table: &mut toml::Table) {
-    compose::drop_workspace_keys(table);
+    settings::drop_workspace_keys(table);
     if let Some(message) = table.get_mut("message").and_then(toml::Value::as_table_mut) {
         if message.remove("text_file").is_some() {
             message.insert(
@@ -58,7 +58,7 @@ mod tests {
     fn every_kind_starts_from_production_defaults() {
         for (kind, _) in KINDS {
             let table = starter(kind).unwrap();
-            compose::refuse_workspace_keys(&table).unwrap();
+            settings::refuse_workspace_keys(&table).unwrap();
             let quiet = table.get("send").and_then(|send| send.get("quiet_hours"));
             assert!(
                 quiet.is_none(),

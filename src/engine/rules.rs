@@ -165,8 +165,8 @@ pub fn check_estimate(estimate: Estimate, budget: Option<i64>) -> Result<(), Ref
         Estimate::NotYetCounted => Ok(()),
         Estimate::Won(estimate) if estimate > budget => Err(Refusal(format!(
             "the estimate {} is over the budget {}: nothing was sent. Check the recipients (a list pasted twice, a wrong filter, non-friend targeting), or raise the budget ([send] budget, or --budget {estimate})",
-            crate::report::won(estimate),
-            crate::report::won(budget)
+            crate::text::won(estimate),
+            crate::text::won(budget)
         ))),
         Estimate::Won(_) => Ok(()),
     }

@@ -2,7 +2,7 @@
 
 use super::uploads::{self, Upload};
 use super::{render, to, Me};
-use crate::console::auth::Signed;
+use crate::console::auth::{Editor, Signed};
 use crate::console::campaigns::{self, CampaignRecord, State};
 use crate::console::error::ConsoleError;
 use crate::console::store::{AuditEntry, Role};
@@ -139,8 +139,7 @@ struct NewPage {
     kinds: Vec<(&'static str, &'static str)>,
 }
 
-pub async fn new_form(signed: Signed) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
+pub async fn new_form(Editor(signed): Editor) -> Result<Response, ConsoleError> {
     render(NewPage {
         w: signed.words,
         me: Me::of(&signed),
@@ -182,7 +181,8 @@ fn place_files(
 /// Writes campaign.toml from the settings given, with the stored file names, once they compose as
 /// the engine will load them; the error names the setting.
 fn write_settings(console: &Shared, record: &CampaignRecord, text: &str) -> Result<(), ConsoleError> {
-    let text = campaigns::with_stored_paths(text, record.recipients.as_ref(), record.suppression.as_ref())?;
+    let text =
+        crate::console::settings::with_stored_paths(text, record.recipients.as_ref(), record.suppression.as_ref())?;
     // Composed first: settings the console refuses (a path outside the folder, a connection that
     // is not there) are named on save, and never written.
     crate::console::compose::compose_settings(&console.workspace, &record.id, &text)?;
@@ -196,10 +196,9 @@ fn write_settings(console: &Shared, record: &CampaignRecord, text: &str) -> Resu
 
 pub async fn create(
     Console(console): Console<Shared>,
-    signed: Signed,
+    Editor(signed): Editor,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
     let mut upload = uploads::receive(&console, &signed, form).await?;
     let settings = match upload.files.remove("campaign_file") {
         Some(received) => std::fs::read_to_string(&received.temporary)
@@ -305,9 +304,7 @@ pub async fn overview(
 ) -> Result<Response, ConsoleError> {
     let record = campaigns::find(&console.store, &id)?;
     let quiet_until = if record.state == State::Approved {
-        console
-            .workspace
-            .load(&id)
+        crate::console::compose::load(&console.workspace, &id)
             .ok()
             .and_then(|campaign| crate::console::check::enforced_quiet_hours_end(&campaign))
             .unwrap_or_default()
@@ -359,10 +356,9 @@ struct EditPage {
 
 pub async fn edit_form(
     Console(console): Console<Shared>,
-    signed: Signed,
+    Editor(signed): Editor,
     Path(id): Path<String>,
 ) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
     let record = campaigns::find(&console.store, &id)?;
     let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
     let table: toml::Table = toml::from_str(&settings).unwrap_or_default();
@@ -408,11 +404,10 @@ pub async fn edit_form(
 
 pub async fn edit(
     Console(console): Console<Shared>,
-    signed: Signed,
+    Editor(signed): Editor,
     Path(id): Path<String>,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
     let mut upload = uploads::receive(&console, &signed, form).await?;
     let _transition = console.transitions.lock().await;
     let mut record = campaigns::find(&console.store, &id)?;
@@ -431,14 +426,14 @@ pub async fn edit(
         upload.field("settings").to_string()
     };
     if upload.fields.contains_key("phone") {
-        text = campaigns::with_columns(
+        text = crate::console::settings::with_columns(
             &text,
             upload.field("phone"),
             upload.field("name"),
             upload.field("sheet"),
         )?;
     }
-    let settings: toml::Table = campaigns::parse_settings(&text)?;
+    let settings: toml::Table = crate::console::settings::parse_settings(&text)?;
     let written = write_settings(&console, &record, &text);
     // Whatever was written (even settings the composition then refused) voids the check.
     (record.name, record.kind) = name_and_kind(&settings);

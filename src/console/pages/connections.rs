@@ -1,11 +1,10 @@
 //! The Connections page (admins): the workspace's connections as the file holds them, what each sends to and which campaigns use it; a save is checked whole, audited, and voids the approvals it invalidates.
 
 use super::{render, Me};
-use crate::console::auth::{Posted, Signed};
+use crate::console::auth::{Admin, Posted, Signed};
 use crate::console::campaigns::CampaignRecord;
 use crate::console::connections;
 use crate::console::error::ConsoleError;
-use crate::console::store::Role;
 use crate::console::words::Words;
 use crate::console::Shared;
 use askama::Template;
@@ -32,8 +31,7 @@ struct ConnectionsPage {
     error: String,
 }
 
-pub async fn page(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
-    signed.require(Role::Admin)?;
+pub async fn page(Console(console): Console<Shared>, Admin(signed): Admin) -> Result<Response, ConsoleError> {
     let text = connections::text(&console.workspace)?;
     show(&console, signed, text, String::new(), String::new())
 }
@@ -96,10 +94,12 @@ pub struct ConnectionsForm {
 /// audited, and every campaign whose connection changed sent back to draft.
 pub async fn save(
     Console(console): Console<Shared>,
-    posted: Posted<ConnectionsForm>,
+    posted: Posted<ConnectionsForm, Admin>,
 ) -> Result<Response, ConsoleError> {
-    let Posted { signed, form } = posted;
-    signed.require(Role::Admin)?;
+    let Posted {
+        signed: Admin(signed),
+        form,
+    } = posted;
     let _transition = console.transitions.lock().await;
     match connections::save(&console.workspace, &console.store, &form.text, &signed.user.name) {
         Ok(voided) => {

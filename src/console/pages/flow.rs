@@ -1,7 +1,7 @@
 //! The way to sending: check (what `validate` finds), test send, submit, approve (not one's own), and start with the estimate typed out; each step re-reads the files' fingerprint, so a change since voids it.
 
 use super::{render, to, Me};
-use crate::console::auth::{Posted, Signed};
+use crate::console::auth::{Approver, Editor, Posted, Signed};
 use crate::console::campaigns::{self, Approval, CampaignRecord, CheckRecord, State};
 use crate::console::check::{self, RejectLine};
 use crate::console::error::ConsoleError;
@@ -53,7 +53,9 @@ pub async fn check_page(
     let record = campaigns::find(&console.store, &id)?;
     let (header, rejects, more) = check::rejects_page(&check::rejects_path(&console.workspace, &id), query.page)?;
     let current = match &record.check {
-        Some(check) => campaigns::fingerprint_now(&console.workspace, &record).await? == check.fingerprint,
+        Some(check) => {
+            crate::console::compose::fingerprint_now(&console.workspace, &record).await? == check.fingerprint
+        }
         None => false,
     };
     let check = record.check.clone();
@@ -81,10 +83,9 @@ pub async fn check_page(
 pub async fn run_check(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<Empty>,
+    posted: Posted<Empty, Editor>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Editor)?;
+    let Editor(signed) = posted.signed;
     let record = campaigns::find(&console.store, &id)?;
     if !record.state.editable() {
         return Err(ConsoleError::Conflict(format!(
@@ -168,12 +169,11 @@ struct TestPage {
 pub async fn test_send(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<TestForm>,
+    posted: Posted<TestForm, Editor>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Editor)?;
+    let Editor(signed) = posted.signed;
     let record = campaigns::find(&console.store, &id)?;
-    let campaign = console.workspace.load(&id)?;
+    let campaign = crate::console::compose::load(&console.workspace, &id)?;
     let numbers: Vec<String> = posted
         .form
         .numbers
@@ -218,7 +218,7 @@ pub async fn test_send(
 
 /// The check must be of the files as they are now; otherwise the campaign goes back to draft.
 async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) -> Result<String, ConsoleError> {
-    let now = campaigns::fingerprint_now(&console.workspace, record).await?;
+    let now = crate::console::compose::fingerprint_now(&console.workspace, record).await?;
     let checked = record.check.as_ref().map(|check| check.fingerprint.clone());
     if checked.as_deref() != Some(now.as_str()) {
         record.void_check(by);
@@ -236,10 +236,9 @@ async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) 
 pub async fn submit(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<Empty>,
+    posted: Posted<Empty, Editor>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Editor)?;
+    let Editor(signed) = posted.signed;
     let _transition = console.transitions.lock().await;
     let mut record = campaigns::find(&console.store, &id)?;
     if record.state != State::Checked {
@@ -267,10 +266,9 @@ pub struct ApproveForm {
 pub async fn approve(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<ApproveForm>,
+    posted: Posted<ApproveForm, Approver>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Approver)?;
+    let Approver(signed) = posted.signed;
     let _transition = console.transitions.lock().await;
     let mut record = campaigns::find(&console.store, &id)?;
     if record.state != State::AwaitingApproval {
@@ -332,10 +330,9 @@ pub use crate::engine::rules::typed_amount;
 pub async fn start(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<StartForm>,
+    posted: Posted<StartForm, Approver>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Approver)?;
+    let Approver(signed) = posted.signed;
     // Read and checked as `run --start-at` reads and checks it: Asia/Seoul wall time or an offset.
     let start_at = match posted.form.start_at.trim() {
         "" => None,
@@ -386,7 +383,7 @@ pub async fn start(
     // Advertising under `enforce` does not start now inside quiet hours: the campaign's page says
     // until when, and offers that time as a scheduled start.
     if start_at.is_none() {
-        let campaign = console.workspace.load(&id)?;
+        let campaign = crate::console::compose::load(&console.workspace, &id)?;
         if check::enforced_quiet_hours_end(&campaign).is_some() {
             return Ok(to(format!("/campaigns/{id}?refused=quiet_hours")));
         }

@@ -10,13 +10,13 @@ mod statement;
 mod uploads;
 
 use super::auth::Signed;
-use super::error::ConsoleError;
+use super::error::{html_headers, ConsoleError};
 use super::guard;
 use super::words::Words;
 use super::Shared;
 use askama::Template;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{header, HeaderName, HeaderValue};
+use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -38,13 +38,6 @@ impl Me {
             admin: signed.can(super::store::Role::Admin),
         }
     }
-}
-
-pub fn html_headers() -> [(HeaderName, HeaderValue); 1] {
-    [(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    )]
 }
 
 /// A rendered page.

@@ -3,7 +3,7 @@
 use super::flow::PageQuery;
 use super::uploads;
 use super::{render, to, Me};
-use crate::console::auth::{Posted, Signed};
+use crate::console::auth::{Approver, Editor, Posted, Signed};
 use crate::console::campaigns::CampaignRecord;
 use crate::console::error::ConsoleError;
 use crate::console::opt_outs;
@@ -81,25 +81,28 @@ fn typed(text: &str) -> Result<BTreeSet<String>, ConsoleError> {
     Ok(typed.numbers)
 }
 
-pub async fn add(Console(console): Console<Shared>, posted: Posted<NumbersForm>) -> Result<Response, ConsoleError> {
-    posted.signed.require(Role::Editor)?;
+pub async fn add(
+    Console(console): Console<Shared>,
+    posted: Posted<NumbersForm, Editor>,
+) -> Result<Response, ConsoleError> {
     let numbers = typed(&posted.form.numbers)?;
     change(&console, &posted.signed.user.name, Change::Add(numbers), "typed").await
 }
 
-pub async fn remove(Console(console): Console<Shared>, posted: Posted<NumbersForm>) -> Result<Response, ConsoleError> {
+pub async fn remove(
+    Console(console): Console<Shared>,
+    posted: Posted<NumbersForm, Approver>,
+) -> Result<Response, ConsoleError> {
     // Taking a number off lets advertising reach it again: an approver's decision.
-    posted.signed.require(Role::Approver)?;
     let numbers = typed(&posted.form.numbers)?;
     change(&console, &posted.signed.user.name, Change::Remove(numbers), "typed").await
 }
 
 pub async fn upload(
     Console(console): Console<Shared>,
-    signed: Signed,
+    Editor(signed): Editor,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
     let mut upload = uploads::receive(&console, &signed, form).await?;
     let received = upload
         .files
@@ -177,8 +180,7 @@ async fn change(console: &Shared, by: &str, change: Change, source: &str) -> Res
     Ok(to("/opt-outs".into()))
 }
 
-pub async fn download(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
+pub async fn download(Console(console): Console<Shared>, Editor(signed): Editor) -> Result<Response, ConsoleError> {
     let list = console.store.opt_outs()?;
     console
         .store

@@ -1,7 +1,7 @@
 //! People: sign in and out, the one-time sign-in link, one's own password, the users page (admin), and the audit log.
 
 use super::{render, to, Me};
-use crate::console::auth::{self, Posted, Signed};
+use crate::console::auth::{self, Admin, Posted, Signed};
 use crate::console::error::ConsoleError;
 use crate::console::store::{AuditEntry, Role, Session, User};
 use crate::console::words::Words;
@@ -285,8 +285,7 @@ struct UsersPage {
     link: String,
 }
 
-pub async fn users(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
-    signed.require(Role::Admin)?;
+pub async fn users(Console(console): Console<Shared>, Admin(signed): Admin) -> Result<Response, ConsoleError> {
     users_page(&console, signed, String::new())
 }
 
@@ -321,10 +320,12 @@ fn valid_user_name(name: &str) -> bool {
 /// Adds a user and shows their one-time sign-in link to hand over.
 pub async fn add_user(
     Console(console): Console<Shared>,
-    posted: Posted<AddUserForm>,
+    posted: Posted<AddUserForm, Admin>,
 ) -> Result<Response, ConsoleError> {
-    let Posted { signed, form } = posted;
-    signed.require(Role::Admin)?;
+    let Posted {
+        signed: Admin(signed),
+        form,
+    } = posted;
     let name = form.name.trim().to_string();
     if !valid_user_name(&name) {
         return Err(ConsoleError::Invalid(
@@ -365,10 +366,12 @@ pub struct ChangeUserForm {
 pub async fn change_user(
     Console(console): Console<Shared>,
     Path(name): Path<String>,
-    posted: Posted<ChangeUserForm>,
+    posted: Posted<ChangeUserForm, Admin>,
 ) -> Result<Response, ConsoleError> {
-    let Posted { signed, form } = posted;
-    signed.require(Role::Admin)?;
+    let Posted {
+        signed: Admin(signed),
+        form,
+    } = posted;
     let mut user = console.store.user(&name)?.ok_or(ConsoleError::NotFound)?;
     if form.new_link.is_some() {
         let link = console.sign_in_link(&name)?;

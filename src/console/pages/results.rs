@@ -2,7 +2,7 @@
 
 use super::flow::{attachment, typed_amount, Empty};
 use super::{render, to, Me};
-use crate::console::auth::{Posted, Signed};
+use crate::console::auth::{Approver, Editor, Posted, Signed};
 use crate::console::campaigns::{self, CampaignRecord, State, StoredFile};
 use crate::console::error::ConsoleError;
 use crate::console::runner::{self, Launch, LiveView};
@@ -131,10 +131,9 @@ pub struct ControlForm {
 pub async fn control(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<ControlForm>,
+    posted: Posted<ControlForm, Approver>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Approver)?;
+    let Approver(signed) = posted.signed;
     campaigns::find(&console.store, &id)?;
     let run = console
         .runs
@@ -183,10 +182,9 @@ pub struct ResumeForm {
 pub async fn resume(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<ResumeForm>,
+    posted: Posted<ResumeForm, Approver>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Approver)?;
+    let Approver(signed) = posted.signed;
     let _transition = console.transitions.lock().await;
     let mut record = campaigns::find(&console.store, &id)?;
     if !record.state.resumable() {
@@ -337,10 +335,9 @@ pub struct CollectForm {
 pub async fn collect(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<CollectForm>,
+    posted: Posted<CollectForm, Approver>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Approver)?;
+    let Approver(signed) = posted.signed;
     let record = campaigns::find(&console.store, &id)?;
     if posted.form.action == "stop" {
         let collection = console
@@ -455,10 +452,9 @@ fn tokio_util_stream(file: tokio::fs::File, bom: bool) -> axum::body::Body {
 pub async fn retry(
     Console(console): Console<Shared>,
     Path(id): Path<String>,
-    posted: Posted<Empty>,
+    posted: Posted<Empty, Editor>,
 ) -> Result<Response, ConsoleError> {
-    let signed = posted.signed;
-    signed.require(Role::Editor)?;
+    let Editor(signed) = posted.signed;
     let record = campaigns::find(&console.store, &id)?;
     if !record.state.has_run() || console.runs.get(&id).is_some() {
         return Err(ConsoleError::Conflict("retry needs a run that has ended".into()));
@@ -483,7 +479,7 @@ pub async fn retry(
         bytes: std::fs::metadata(&plan.recipients_file).map(|m| m.len()).unwrap_or(0),
     };
     let text = std::fs::read_to_string(&plan.campaign).map_err(ConsoleError::from_io)?;
-    let text = campaigns::with_stored_paths(&text, Some(&recipients), None)?;
+    let text = crate::console::settings::with_stored_paths(&text, Some(&recipients), None)?;
     std::io::Write::write_all(
         &mut crate::files::create_private(&console.workspace.campaign_file(&new_id)).map_err(ConsoleError::from_io)?,
         text.as_bytes(),

@@ -2,7 +2,7 @@
 
 use super::uploads;
 use super::{render, won, Me};
-use crate::console::auth::Signed;
+use crate::console::auth::{Editor, Signed};
 use crate::console::campaigns::CampaignRecord;
 use crate::console::error::ConsoleError;
 use crate::console::store::Role;
@@ -131,10 +131,9 @@ pub async fn page(
 /// The statement of a month compared with an uploaded ledger export (an upload: editor).
 pub async fn compare(
     Console(console): Console<Shared>,
-    signed: Signed,
+    Editor(signed): Editor,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    signed.require(Role::Editor)?;
     let mut upload = uploads::receive(&console, &signed, form).await?;
     let month = month_of(upload.field("month"))?;
     let received = upload

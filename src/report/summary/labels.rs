@@ -248,24 +248,8 @@ pub fn reject_reason(reason: &str, lang: Lang) -> Option<&'static str> {
     Some(lang.pick(words))
 }
 
-/// `1,234,567`.
-pub fn count(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-/// `₩1,234,567` (won have no fraction).
-pub fn won(amount: i64) -> String {
-    let sign = if amount < 0 { "-" } else { "" };
-    format!("{sign}₩{}", count(amount.unsigned_abs()))
-}
+/// Figures and won are written by the crate's one rule (the engine's refusals use it too).
+pub use crate::text::{count, won};
 
 /// `2026-11-23 11:00:01` (the page says the zone once).
 pub fn time(at: DateTime<FixedOffset>) -> String {
