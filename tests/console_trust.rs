@@ -398,3 +398,68 @@ async fn advertising_from_the_console_holds_to_quiet_hours_unless_an_approver_ac
     let (_, audit) = team.admin.page("/audit").await;
     assert!(audit.contains("acknowledged on an advertising campaign"), "{audit}");
 }
+
+/// Findings 7 and 8 through the console's own downloads: report.csv (also "for Excel") and
+/// statement.csv mark a recipient's formula-like text, and statement.csv names the run by its id,
+/// never the workspace's path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downloads_are_safe_in_a_spreadsheet_and_name_no_server_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let people = "phone,name,order\n\
+        01050000001,\"=HYPERLINK(\"\"http://evil.example\"\",\"\"x\"\")\",A-1\n\
+        01050000002,+SUM(1;2),A-2\n\
+        01050000003,@cmd,A-3\n\
+        01050000004,고객4,-2+3\n";
+    let response = create(
+        &mut team.editor,
+        NOTIFICATION,
+        Part::text(people).file_name("people.csv"),
+    )
+    .await;
+    let id = campaign_id(&location(&response));
+    approved(&mut team, &id).await;
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "32")])
+        .await;
+    assert_eq!(
+        location(&response),
+        format!("/campaigns/{id}/live"),
+        "four notifications at ₩8"
+    );
+    assert_eq!(common::console::until_ended(&mut team.approver, &id).await, "done");
+    common::console::run_status(&team.console.workspace.join("runs").join(&id)).await;
+
+    for path in [
+        format!("/campaigns/{id}/files/report.csv"),
+        format!("/campaigns/{id}/files/report.csv?bom=1"),
+    ] {
+        let csv = team.viewer.get(&path).await.text().await.unwrap();
+        for formula in ["=HYPERLINK(", "+SUM(1;2)", "@cmd"] {
+            assert!(
+                !csv.contains(&format!(",{formula}")),
+                "{path}: {formula} as it was: {csv}"
+            );
+            assert!(csv.contains(&format!("'{formula}")), "{path}: {formula} marked: {csv}");
+        }
+    }
+
+    let month = chrono::Utc::now()
+        .with_timezone(&msgbatch::campaign::quiet::kst())
+        .format("%Y-%m")
+        .to_string();
+    let (status, _) = team.viewer.page(&format!("/statement?month={month}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let statement = team
+        .viewer
+        .get(&format!("/statement/{month}/statement.csv"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(statement.contains(&id), "the run is named by its id: {statement}");
+    let workspace = team.console.workspace.display().to_string();
+    assert!(!statement.contains(&workspace), "no server path: {statement}");
+}

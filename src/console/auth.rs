@@ -81,6 +81,7 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// A person with a live session.
+#[derive(Clone)]
 pub struct Signed {
     pub user: User,
     pub token: String,
@@ -112,6 +113,19 @@ impl FromRequestParts<Shared> for Signed {
     type Rejection = ConsoleError;
 
     async fn from_request_parts(parts: &mut Parts, console: &Shared) -> Result<Signed, ConsoleError> {
+        // Read once a request: the campaign extractor and the form both ask who is signed in.
+        if let Some(signed) = parts.extensions.get::<Signed>() {
+            return Ok(signed.clone());
+        }
+        let signed = Signed::read(parts, console)?;
+        parts.extensions.insert(signed.clone());
+        Ok(signed)
+    }
+}
+
+impl Signed {
+    /// The session the request's cookie names, live and of a user not disabled.
+    fn read(parts: &Parts, console: &Shared) -> Result<Signed, ConsoleError> {
         let token = cookie(&parts.headers, console.cookie_name())
             .ok_or(ConsoleError::SignIn)?
             .to_string();

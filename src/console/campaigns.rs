@@ -59,12 +59,15 @@ impl State {
         State::ALL.into_iter().find(|state| state.as_str() == text)
     }
 
+    /// Not started yet: its settings and files may still change (a change voids check and approval).
+    pub const EDITABLE: [State; 4] = [State::Draft, State::Checked, State::AwaitingApproval, State::Approved];
+
+    /// Its run ended with recipients left that a resume sends.
+    pub const RESUMABLE: [State; 4] = [State::Interrupted, State::Stopped, State::Incomplete, State::Failed];
+
     /// Whether the campaign's settings and files may still change (a change voids check and approval).
     pub fn editable(self) -> bool {
-        matches!(
-            self,
-            State::Draft | State::Checked | State::AwaitingApproval | State::Approved
-        )
+        State::EDITABLE.contains(&self)
     }
 
     /// Whether a run directory exists for it.
@@ -77,10 +80,7 @@ impl State {
 
     /// Whether its run ended with recipients left that a resume sends.
     pub fn resumable(self) -> bool {
-        matches!(
-            self,
-            State::Interrupted | State::Stopped | State::Incomplete | State::Failed
-        )
+        State::RESUMABLE.contains(&self)
     }
 }
 
@@ -284,6 +284,29 @@ pub fn new_id() -> String {
 /// Whether an id is one the console made (so it can name a folder).
 pub fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 40 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// The campaign a route names (`/campaigns/{id}/…`): only for a signed-in person, its id checked
+/// and its record loaded, 404 otherwise; a handler that changes it reads it again under the
+/// transitions lock.
+pub struct Found(pub CampaignRecord);
+
+impl axum::extract::FromRequestParts<super::Shared> for Found {
+    type Rejection = ConsoleError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        console: &super::Shared,
+    ) -> Result<Found, ConsoleError> {
+        // Who asks first: without a session the answer is "sign in", never whether an id exists.
+        super::auth::Signed::from_request_parts(parts, console).await?;
+        let axum::extract::Path(params) =
+            axum::extract::Path::<std::collections::HashMap<String, String>>::from_request_parts(parts, console)
+                .await
+                .map_err(|_| ConsoleError::NotFound)?;
+        let id = params.get("id").ok_or(ConsoleError::NotFound)?;
+        find(&console.store, id).map(Found)
+    }
 }
 
 /// Loads a campaign record, or 404.

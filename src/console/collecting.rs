@@ -4,7 +4,6 @@ use super::error::ConsoleError;
 use super::Shared;
 use crate::engine::{self, Control, Event, Sink};
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// How far a collection has come, from the engine's events.
@@ -43,62 +42,17 @@ impl Sink for Collection {
     }
 }
 
-/// The collections of this process, by campaign id.
-#[derive(Default)]
-pub struct Collections {
-    active: Mutex<HashMap<String, Arc<Collection>>>,
-}
-
-impl Collections {
-    pub fn get(&self, id: &str) -> Option<Arc<Collection>> {
-        self.active.lock().get(id).cloned()
-    }
-
-    fn insert(&self, id: &str) -> Option<Arc<Collection>> {
-        let mut active = self.active.lock();
-        if active.contains_key(id) {
-            return None;
-        }
-        let collection = Arc::new(Collection {
-            control: Control::new(),
-            progress: Mutex::new(Progress::default()),
-        });
-        active.insert(id.to_string(), collection.clone());
-        Some(collection)
-    }
-
-    fn remove(&self, id: &str) {
-        self.active.lock().remove(id);
-    }
-
-    pub fn any(&self) -> bool {
-        !self.active.lock().is_empty()
-    }
-
-    /// Asks every collection to stop (what is read stays read); answers how many there were.
-    pub fn stop_all(&self) -> usize {
-        let active = self.active.lock();
-        for collection in active.values() {
-            collection.control.stop();
-        }
-        active.len()
-    }
-}
-
 /// Starts collecting the campaign's results in a task. Refused while its run sends or a
-/// collection of it goes on (the caller holds the console's transition lock).
+/// collection of it goes on (one job a campaign: `jobs.rs`).
 pub fn start(console: &Shared, id: &str) -> Result<(), ConsoleError> {
-    if console.runs.get(id).is_some() {
-        return Err(ConsoleError::Conflict(
-            "this campaign is sending: collect its results once the run has ended".into(),
-        ));
-    }
-    let collection = console
-        .collections
-        .insert(id)
-        .ok_or_else(|| ConsoleError::Conflict("its results are being collected already".into()))?;
-    let (console, id) = (console.clone(), id.to_string());
-    tokio::spawn(async move {
+    let collection = Arc::new(Collection {
+        control: Control::new(),
+        progress: Mutex::new(Progress::default()),
+    });
+    let job = super::jobs::Job::Collection(collection.clone());
+    let (task_console, task_id) = (console.clone(), id.to_string());
+    super::jobs::spawn(console, id, job, async move {
+        let (console, id) = (task_console, task_id);
         let run_dir = console.workspace.run_dir(&id);
         let found = engine::collect_results(&run_dir, &console.collect, &collection.control, collection.as_ref()).await;
         let text = match &found {
@@ -116,9 +70,7 @@ pub fn start(console: &Shared, id: &str) -> Result<(), ConsoleError> {
         if let Err(error) = finish(&console, &id, &text, found.is_ok()).await {
             tracing::error!("campaign {id}: cannot record its collection: {error}");
         }
-        console.collections.remove(&id);
-    });
-    Ok(())
+    })
 }
 
 /// Records what the collection found and, when it read anything, writes the report again so

@@ -16,6 +16,7 @@ pub mod error;
 mod form;
 mod guard;
 mod headers;
+mod jobs;
 mod opt_outs;
 mod pages;
 mod runner;
@@ -25,6 +26,7 @@ mod starters;
 pub mod store;
 mod tls;
 pub mod words;
+mod workflow;
 
 use anyhow::{bail, Context, Result};
 use campaigns::Workspace;
@@ -88,9 +90,8 @@ pub struct Console {
     pub secure: bool,
     pub base_url: String,
     pub lang: Option<&'static words::Words>,
-    pub runs: runner::Runs,
-    /// Gateway runs whose results are being collected now.
-    pub collections: collecting::Collections,
+    /// What this process does for each campaign: its run, or the collection of its results.
+    pub jobs: jobs::Jobs,
     pub limiter: SignInLimiter,
     /// Whose `X-Forwarded-For` is believed when telling clients apart for the sign-in limits.
     pub proxies: client_address::TrustedProxies,
@@ -198,8 +199,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
             crate::report::Lang::Ko => &words::KO,
             crate::report::Lang::En => &words::EN,
         }),
-        runs: runner::Runs::default(),
-        collections: collecting::Collections::default(),
+        jobs: jobs::Jobs::default(),
         limiter: SignInLimiter::default(),
         proxies: client_address::TrustedProxies::for_serving(options.public_url.is_some(), &options.trusted_proxies),
         transitions: tokio::sync::Mutex::new(()),
@@ -275,18 +275,14 @@ pub async fn serve(options: ServeOptions) -> Result<()> {
 /// report written, for an approver to resume. A second Ctrl-C leaves them as they are
 /// (`interrupted` at the next start).
 async fn stop_runs(console: &Console) {
-    let stopping = console.runs.stop_all() + console.collections.stop_all();
+    let stopping = console.jobs.stop_all();
     if stopping == 0 {
         return;
     }
     println!(
         "stopping {stopping} campaign(s): requests in flight end and are recorded, nothing new goes (Ctrl-C again leaves them `interrupted`)"
     );
-    let ended = async {
-        while console.runs.any() || console.collections.any() {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    };
+    let ended = console.jobs.wait();
     tokio::select! {
         () = ended => println!("stopped: an approver resumes them"),
         _ = tokio::signal::ctrl_c() => println!("left as they were: `interrupted` at the next start"),

@@ -8,7 +8,7 @@ use crate::engine::status::{Live, Snapshot};
 use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink};
 use chrono::{DateTime, FixedOffset};
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -246,45 +246,6 @@ pub struct ActiveRun {
     pub board: Arc<Board>,
 }
 
-/// The runs of this process, by campaign id.
-#[derive(Default)]
-pub struct Runs {
-    active: Mutex<HashMap<String, Arc<ActiveRun>>>,
-}
-
-impl Runs {
-    pub fn get(&self, id: &str) -> Option<Arc<ActiveRun>> {
-        self.active.lock().get(id).cloned()
-    }
-
-    fn insert(&self, id: &str) -> Arc<ActiveRun> {
-        let run = Arc::new(ActiveRun {
-            control: Control::new(),
-            board: Arc::new(Board::new()),
-        });
-        self.active.lock().insert(id.to_string(), run.clone());
-        run
-    }
-
-    fn remove(&self, id: &str) {
-        self.active.lock().remove(id);
-    }
-
-    /// Whether any run is going (for a shutdown that waits).
-    pub fn any(&self) -> bool {
-        !self.active.lock().is_empty()
-    }
-
-    /// Asks every run to stop; answers how many there were.
-    pub fn stop_all(&self) -> usize {
-        let active = self.active.lock();
-        for run in active.values() {
-            run.control.stop();
-        }
-        active.len()
-    }
-}
-
 /// What to do with a campaign whose run starts now.
 pub enum Launch {
     Start { start_at: Option<DateTime<FixedOffset>> },
@@ -296,9 +257,15 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
     let id = record.id.clone();
     let run_dir = console.workspace.run_dir(&id);
     let campaign = super::compose::load(&console.workspace, &id)?;
-    let active = console.runs.insert(&id);
-    let console = console.clone();
-    tokio::spawn(async move {
+    let active = Arc::new(ActiveRun {
+        control: Control::new(),
+        board: Arc::new(Board::new()),
+    });
+    let job = super::jobs::Job::Run(active.clone());
+    let task_console = console.clone();
+    let task_id = id.clone();
+    super::jobs::spawn(console, &id, job, async move {
+        let (console, id) = (task_console, task_id);
         let events: Arc<dyn Sink> = active.board.clone();
         let report = match launch {
             Launch::Start { start_at } => {
@@ -324,9 +291,7 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
         if let Err(error) = finish(&console, &id, report).await {
             tracing::error!("campaign {id}: cannot record the end of its run: {error}");
         }
-        console.runs.remove(&id);
-    });
-    Ok(())
+    })
 }
 
 /// Records how a run ended and writes its report.

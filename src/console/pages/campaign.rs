@@ -3,20 +3,21 @@
 use super::uploads::{self, Upload};
 use super::{render, to, Me};
 use crate::console::auth::{Editor, Signed};
-use crate::console::campaigns::{self, CampaignRecord, State};
+use crate::console::campaigns::{self, CampaignRecord, Found, State};
 use crate::console::error::ConsoleError;
 use crate::console::store::{AuditEntry, Role};
 use crate::console::words::Words;
+use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
 use askama::Template;
-use axum::extract::{Multipart, Path, Query, State as Console};
+use axum::extract::{Multipart, Query, State as Console};
 use axum::response::Response;
 use serde::Deserialize;
 
 /// The state shown: a campaign this process sends is `paused` or `scheduled` while it is.
 pub fn shown_state(console: &Shared, record: &CampaignRecord) -> &'static str {
     if record.state == State::Sending {
-        match console.runs.get(&record.id) {
+        match console.jobs.run(&record.id) {
             Some(run) => match run.board.phase() {
                 "paused" => "paused",
                 "scheduled" => "scheduled",
@@ -104,7 +105,7 @@ pub async fn list(
 
 /// Sent so far, and charged against the budget, from the live board or the run's checkpoint.
 fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
-    if let Some(run) = console.runs.get(&record.id) {
+    if let Some(run) = console.jobs.run(&record.id) {
         let view = run.board.view();
         return (
             view.sent.to_string(),
@@ -299,10 +300,10 @@ pub struct OverviewQuery {
 pub async fn overview(
     Console(console): Console<Shared>,
     signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
     Query(query): Query<OverviewQuery>,
 ) -> Result<Response, ConsoleError> {
-    let record = campaigns::find(&console.store, &id)?;
+    let id = record.id.clone();
     let quiet_until = if record.state == State::Approved {
         crate::console::compose::load(&console.workspace, &id)
             .ok()
@@ -357,9 +358,9 @@ struct EditPage {
 pub async fn edit_form(
     Console(console): Console<Shared>,
     Editor(signed): Editor,
-    Path(id): Path<String>,
+    Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    let record = campaigns::find(&console.store, &id)?;
+    let id = record.id.clone();
     let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
     let table: toml::Table = toml::from_str(&settings).unwrap_or_default();
     let mapped = |key: &str| {
@@ -405,41 +406,43 @@ pub async fn edit_form(
 pub async fn edit(
     Console(console): Console<Shared>,
     Editor(signed): Editor,
-    Path(id): Path<String>,
+    Found(record): Found,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let mut upload = uploads::receive(&console, &signed, form).await?;
-    let _transition = console.transitions.lock().await;
-    let mut record = campaigns::find(&console.store, &id)?;
-    if !record.state.editable() {
-        return Err(ConsoleError::Conflict(format!(
-            "this campaign is {}: its settings and files no longer change. Use \"retry failed\" for a new draft.",
-            record.state.as_str()
-        )));
-    }
-    let dir = console.workspace.campaign_dir(&id);
-    place_files(&console, &mut upload, &dir, &mut record)?;
-    // The form's fields are merged only when the page sent them for this kind.
-    let mut text = if upload.field("form_kind") == record.kind {
-        crate::console::form::merge(&record.kind, upload.field("settings"), &upload.fields)?
-    } else {
-        upload.field("settings").to_string()
-    };
-    if upload.fields.contains_key("phone") {
-        text = crate::console::settings::with_columns(
-            &text,
-            upload.field("phone"),
-            upload.field("name"),
-            upload.field("sheet"),
-        )?;
-    }
-    let settings: toml::Table = crate::console::settings::parse_settings(&text)?;
-    let written = write_settings(&console, &record, &text);
-    // Whatever was written (even settings the composition then refused) voids the check.
-    (record.name, record.kind) = name_and_kind(&settings);
-    record.void_check(&signed.user.name);
-    console.store.put_campaign(&id, &record)?;
-    written?;
-    console.store.audit(&signed.user.name, "edited", Some(&id), "")?;
+    let by = &signed.user.name;
+    workflow::take(&console, &id, Step::Edit, by, async |record| {
+        let dir = console.workspace.campaign_dir(&id);
+        place_files(&console, &mut upload, &dir, record)?;
+        // The form's fields are merged only when the page sent them for this kind.
+        let mut text = if upload.field("form_kind") == record.kind {
+            crate::console::form::merge(&record.kind, upload.field("settings"), &upload.fields)?
+        } else {
+            upload.field("settings").to_string()
+        };
+        if upload.fields.contains_key("phone") {
+            text = crate::console::settings::with_columns(
+                &text,
+                upload.field("phone"),
+                upload.field("name"),
+                upload.field("sheet"),
+            )?;
+        }
+        let settings: toml::Table = crate::console::settings::parse_settings(&text)?;
+        let written = write_settings(&console, record, &text);
+        (record.name, record.kind) = name_and_kind(&settings);
+        record.void_check(by);
+        if let Err(refused) = written {
+            // Files placed before the settings were refused: the check is void all the same.
+            console.store.put_campaign(&id, record)?;
+            return Err(refused);
+        }
+        Ok(Applied::Changed {
+            detail: String::new(),
+            then: (),
+        })
+    })
+    .await?;
     Ok(to(format!("/campaigns/{id}")))
 }

@@ -2,16 +2,17 @@
 
 use super::{render, to, Me};
 use crate::console::auth::{Approver, Editor, Posted, Signed};
-use crate::console::campaigns::{self, Approval, CampaignRecord, CheckRecord, State};
+use crate::console::campaigns::{self, Approval, CampaignRecord, CheckRecord, Found, State};
 use crate::console::check::{self, RejectLine};
 use crate::console::error::ConsoleError;
 use crate::console::runner::{self, Launch};
 use crate::console::store::Role;
 use crate::console::words::Words;
+use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
 use crate::engine::test_send::{TestSend, TestSendOptions};
 use askama::Template;
-use axum::extract::{Path, Query, State as Console};
+use axum::extract::{Query, State as Console};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -47,10 +48,10 @@ pub struct PageQuery {
 pub async fn check_page(
     Console(console): Console<Shared>,
     signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
     Query(query): Query<PageQuery>,
 ) -> Result<Response, ConsoleError> {
-    let record = campaigns::find(&console.store, &id)?;
+    let id = record.id.clone();
     let (header, rejects, more) = check::rejects_page(&check::rejects_path(&console.workspace, &id), query.page)?;
     let current = match &record.check {
         Some(check) => {
@@ -82,54 +83,47 @@ pub async fn check_page(
 /// Runs the check (the engine's `validate`, with previews) and keeps what it found.
 pub async fn run_check(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<Empty, Editor>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Editor(signed) = posted.signed;
-    let record = campaigns::find(&console.store, &id)?;
-    if !record.state.editable() {
-        return Err(ConsoleError::Conflict(format!(
-            "this campaign is {}: there is nothing left to check",
-            record.state.as_str()
-        )));
-    }
+    Step::Check.allowed(&record)?;
     let workspace = console.workspace.clone();
     let by = signed.user.name.clone();
     let opt_outs = console.store.opt_outs()?;
     let found = tokio::task::spawn_blocking(move || check::check(&workspace, &record, &by, &opt_outs))
         .await
         .map_err(ConsoleError::internal)??;
-    let _transition = console.transitions.lock().await;
-    let mut record = campaigns::find(&console.store, &id)?;
-    if !record.state.editable() {
-        return Err(ConsoleError::Conflict(
-            "the campaign was started while it was checked".into(),
-        ));
-    }
-    let summary = match (&found.refusal, &found.scan) {
-        (Some(refusal), _) => format!("refused: {refusal}"),
-        (None, Some(scan)) => format!(
-            "rows {} = valid {} + rejected {} + duplicates {} + suppressed {}",
-            scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed
-        ),
-        _ => String::new(),
-    };
-    record.state = if found.passed() { State::Checked } else { State::Draft };
-    record.approval = None;
-    record.submitted_by = None;
-    record.check = Some(found);
-    record.touch(&signed.user.name);
-    console.store.put_campaign(&id, &record)?;
-    console.store.audit(&signed.user.name, "checked", Some(&id), &summary)?;
+    // Taken again under the lock: the campaign may have been started while it was checked.
+    workflow::take(&console, &id, Step::Check, &signed.user.name, async |record| {
+        let summary = match (&found.refusal, &found.scan) {
+            (Some(refusal), _) => format!("refused: {refusal}"),
+            (None, Some(scan)) => format!(
+                "rows {} = valid {} + rejected {} + duplicates {} + suppressed {}",
+                scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed
+            ),
+            _ => String::new(),
+        };
+        record.state = if found.passed() { State::Checked } else { State::Draft };
+        record.approval = None;
+        record.submitted_by = None;
+        record.check = Some(found);
+        Ok(Applied::Changed {
+            detail: summary,
+            then: (),
+        })
+    })
+    .await?;
     Ok(to(format!("/campaigns/{id}/check")))
 }
 
 pub async fn rejects_download(
     Console(console): Console<Shared>,
     signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    campaigns::find(&console.store, &id)?;
+    let id = record.id;
     let bytes = tokio::fs::read(check::rejects_path(&console.workspace, &id))
         .await
         .map_err(|_| ConsoleError::NotFound)?;
@@ -168,11 +162,11 @@ struct TestPage {
 /// Sends the check's chosen messages to a few numbers, through the engine's test send.
 pub async fn test_send(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<TestForm, Editor>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Editor(signed) = posted.signed;
-    let record = campaigns::find(&console.store, &id)?;
     let campaign = crate::console::compose::load(&console.workspace, &id)?;
     let numbers: Vec<String> = posted
         .form
@@ -235,24 +229,21 @@ async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) 
 
 pub async fn submit(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<Empty, Editor>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Editor(signed) = posted.signed;
-    let _transition = console.transitions.lock().await;
-    let mut record = campaigns::find(&console.store, &id)?;
-    if record.state != State::Checked {
-        return Err(ConsoleError::Conflict(format!(
-            "only a checked campaign is submitted; this one is {}",
-            record.state.as_str()
-        )));
-    }
-    still_current(&console, &mut record, &signed.user.name).await?;
-    record.state = State::AwaitingApproval;
-    record.submitted_by = Some(signed.user.name.clone());
-    record.touch(&signed.user.name);
-    console.store.put_campaign(&id, &record)?;
-    console.store.audit(&signed.user.name, "submitted", Some(&id), "")?;
+    let by = &signed.user.name;
+    workflow::take(&console, &id, Step::Submit, by, async |record| {
+        still_current(&console, record, by).await?;
+        record.submitted_by = Some(by.clone());
+        Ok(Applied::Changed {
+            detail: String::new(),
+            then: (),
+        })
+    })
+    .await?;
     Ok(to(format!("/campaigns/{id}")))
 }
 
@@ -265,54 +256,48 @@ pub struct ApproveForm {
 
 pub async fn approve(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<ApproveForm, Approver>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Approver(signed) = posted.signed;
-    let _transition = console.transitions.lock().await;
-    let mut record = campaigns::find(&console.store, &id)?;
-    if record.state != State::AwaitingApproval {
-        return Err(ConsoleError::Conflict(format!(
-            "only a campaign awaiting approval is approved; this one is {}",
-            record.state.as_str()
-        )));
-    }
-    if console.two_person && record.is_own(&signed.user.name) {
-        return Err(ConsoleError::Forbidden(
-            "nobody approves their own campaign: another approver must approve it".into(),
-        ));
-    }
-    let fingerprint = still_current(&console, &mut record, &signed.user.name).await?;
-    let relaxed = record
-        .check
-        .as_ref()
-        .and_then(|check| check.quiet_hours_relaxed.clone());
-    if let Some(mode) = &relaxed {
-        if posted.form.quiet_hours_ack != "on" {
-            return Err(ConsoleError::Invalid(format!(
-                "{} (quiet_hours = \"{mode}\"): {}",
-                signed.words.quiet_hours_relaxed, signed.words.quiet_hours_ack
-            )));
+    let by = &signed.user.name;
+    workflow::take(&console, &id, Step::Approve, by, async |record| {
+        if console.two_person && record.is_own(by) {
+            return Err(ConsoleError::Forbidden(
+                "nobody approves their own campaign: another approver must approve it".into(),
+            ));
         }
-    }
-    let estimate = record.check.as_ref().and_then(|check| check.estimate);
-    record.approval = Some(Approval {
-        by: signed.user.name.clone(),
-        at: campaigns::now_text(),
-        fingerprint,
-        estimate,
-    });
-    record.state = State::Approved;
-    record.touch(&signed.user.name);
-    console.store.put_campaign(&id, &record)?;
-    let detail = match relaxed {
-        Some(mode) => format!(
-            "{}; quiet_hours = \"{mode}\" acknowledged on an advertising campaign",
-            super::won_opt(estimate)
-        ),
-        None => super::won_opt(estimate),
-    };
-    console.store.audit(&signed.user.name, "approved", Some(&id), &detail)?;
+        let fingerprint = still_current(&console, record, by).await?;
+        let relaxed = record
+            .check
+            .as_ref()
+            .and_then(|check| check.quiet_hours_relaxed.clone());
+        if let Some(mode) = &relaxed {
+            if posted.form.quiet_hours_ack != "on" {
+                return Err(ConsoleError::Invalid(format!(
+                    "{} (quiet_hours = \"{mode}\"): {}",
+                    signed.words.quiet_hours_relaxed, signed.words.quiet_hours_ack
+                )));
+            }
+        }
+        let estimate = record.check.as_ref().and_then(|check| check.estimate);
+        record.approval = Some(Approval {
+            by: by.clone(),
+            at: campaigns::now_text(),
+            fingerprint,
+            estimate,
+        });
+        let detail = match relaxed {
+            Some(mode) => format!(
+                "{}; quiet_hours = \"{mode}\" acknowledged on an advertising campaign",
+                super::won_opt(estimate)
+            ),
+            None => super::won_opt(estimate),
+        };
+        Ok(Applied::Changed { detail, then: () })
+    })
+    .await?;
     Ok(to(format!("/campaigns/{id}")))
 }
 
@@ -329,9 +314,10 @@ pub use crate::engine::rules::typed_amount;
 
 pub async fn start(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<StartForm, Approver>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Approver(signed) = posted.signed;
     // Read and checked as `run --start-at` reads and checks it: Asia/Seoul wall time or an offset.
     let start_at = match posted.form.start_at.trim() {
@@ -342,72 +328,60 @@ pub async fn start(
                 .map_err(ConsoleError::Invalid)?,
         ),
     };
-    let _transition = console.transitions.lock().await;
-    let mut record = campaigns::find(&console.store, &id)?;
-    if record.state != State::Approved {
-        return Err(ConsoleError::Conflict(format!(
-            "only an approved campaign starts; this one is {}",
-            shown(&console, &record)
-        )));
-    }
-    let fingerprint = still_current(&console, &mut record, &signed.user.name).await?;
-    let approval = record
-        .approval
-        .clone()
-        .ok_or(ConsoleError::Conflict("no approval".into()))?;
-    if approval.fingerprint != fingerprint {
-        record.void_check(&signed.user.name);
-        console.store.put_campaign(&id, &record)?;
-        return Err(ConsoleError::Conflict(
-            "the campaign changed since it was approved: it is a draft again".into(),
-        ));
-    }
-    // Without prices there is no amount: the number of recipients is typed instead.
-    let (expected, expected_text) = match approval.estimate {
-        Some(estimate) => (estimate, super::won(estimate)),
-        None => {
-            let valid = record
-                .check
-                .as_ref()
-                .and_then(|check| check.scan.as_ref())
-                .map_or(0, |scan| scan.valid);
-            (valid as i64, format!("{valid} (recipients)"))
+    let by = &signed.user.name;
+    let (started, record) = workflow::take(&console, &id, Step::Start, by, async |record| {
+        let fingerprint = still_current(&console, record, by).await?;
+        let approval = record
+            .approval
+            .clone()
+            .ok_or(ConsoleError::Conflict("no approval".into()))?;
+        if approval.fingerprint != fingerprint {
+            record.void_check(by);
+            console.store.put_campaign(&id, record)?;
+            return Err(ConsoleError::Conflict(
+                "the campaign changed since it was approved: it is a draft again".into(),
+            ));
         }
-    };
-    if typed_amount(&posted.form.amount) != Some(expected) {
-        return Err(ConsoleError::Invalid(format!(
-            "type the estimated total, {expected_text}, to start: what was typed ({:?}) is not it",
-            posted.form.amount
-        )));
-    }
-    // Advertising under `enforce` does not start now inside quiet hours: the campaign's page says
-    // until when, and offers that time as a scheduled start.
-    if start_at.is_none() {
-        let campaign = crate::console::compose::load(&console.workspace, &id)?;
-        if check::enforced_quiet_hours_end(&campaign).is_some() {
-            return Ok(to(format!("/campaigns/{id}?refused=quiet_hours")));
+        // Without prices there is no amount: the number of recipients is typed instead.
+        let (expected, expected_text) = match approval.estimate {
+            Some(estimate) => (estimate, super::won(estimate)),
+            None => {
+                let valid = record
+                    .check
+                    .as_ref()
+                    .and_then(|check| check.scan.as_ref())
+                    .map_or(0, |scan| scan.valid);
+                (valid as i64, format!("{valid} (recipients)"))
+            }
+        };
+        if typed_amount(&posted.form.amount) != Some(expected) {
+            return Err(ConsoleError::Invalid(format!(
+                "type the estimated total, {expected_text}, to start: what was typed ({:?}) is not it",
+                posted.form.amount
+            )));
         }
-    }
-    record.state = State::Sending;
-    record.run = Some(runner::run_record(&signed.user.name, start_at.as_ref()));
-    record.touch(&signed.user.name);
-    // On disk before the run starts: a console killed from here on shows it `interrupted`.
-    console.store.put_campaign(&id, &record)?;
-    console.store.audit(
-        &signed.user.name,
-        "started",
-        Some(&id),
-        &match &start_at {
+        // Advertising under `enforce` does not start now inside quiet hours: the campaign's page
+        // says until when, and offers that time as a scheduled start.
+        if start_at.is_none() {
+            let campaign = crate::console::compose::load(&console.workspace, &id)?;
+            if check::enforced_quiet_hours_end(&campaign).is_some() {
+                return Ok(Applied::Unchanged(false));
+            }
+        }
+        record.run = Some(runner::run_record(by, start_at.as_ref()));
+        // On disk before the run starts: a console killed from here on shows it `interrupted`.
+        let detail = match &start_at {
             Some(at) => format!("scheduled for {}", at.to_rfc3339()),
             None => super::won_opt(approval.estimate),
-        },
-    )?;
+        };
+        Ok(Applied::Changed { detail, then: true })
+    })
+    .await?;
+    if !started {
+        return Ok(to(format!("/campaigns/{id}?refused=quiet_hours")));
+    }
     runner::launch(&console, &record, Launch::Start { start_at })?;
     Ok(to(format!("/campaigns/{id}/live")))
-}
-
-fn shown(console: &Shared, record: &CampaignRecord) -> &'static str {
-    super::campaign::shown_state(console, record)
 }
 
 #[cfg(test)]

@@ -3,11 +3,12 @@
 use super::flow::{attachment, typed_amount, Empty};
 use super::{render, to, Me};
 use crate::console::auth::{Approver, Editor, Posted, Signed};
-use crate::console::campaigns::{self, CampaignRecord, State, StoredFile};
+use crate::console::campaigns::{self, CampaignRecord, Found, State, StoredFile};
 use crate::console::error::ConsoleError;
 use crate::console::runner::{self, Launch, LiveView};
 use crate::console::store::Role;
 use crate::console::words::Words;
+use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
 use askama::Template;
 use axum::extract::{Path, Query, State as Console};
@@ -35,7 +36,7 @@ struct LivePage {
 
 /// The view of a run: the board of a running one, else its checkpoint.
 fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)> {
-    if let Some(run) = console.runs.get(&record.id) {
+    if let Some(run) = console.jobs.run(&record.id) {
         return Some((run.board.view(), true));
     }
     let status = crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?;
@@ -68,9 +69,8 @@ fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)
 pub async fn live_page(
     Console(console): Console<Shared>,
     signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    let record = campaigns::find(&console.store, &id)?;
     let (v, running) = view_of(&console, &record)
         .ok_or_else(|| ConsoleError::Conflict("this campaign has not started: there is nothing to watch yet".into()))?;
     render(LivePage {
@@ -93,10 +93,10 @@ pub async fn live_page(
 pub async fn live_events(
     Console(console): Console<Shared>,
     _signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    campaigns::find(&console.store, &id)?;
-    let run = console.runs.get(&id);
+    let id = record.id;
+    let run = console.jobs.run(&id);
     let stream = futures::stream::unfold((run, true), move |(run, first)| async move {
         let run = run?;
         if !first {
@@ -130,14 +130,14 @@ pub struct ControlForm {
 /// Pause, resume, stop, or a new rate, through the run's control handle.
 pub async fn control(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<ControlForm, Approver>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id;
     let Approver(signed) = posted.signed;
-    campaigns::find(&console.store, &id)?;
     let run = console
-        .runs
-        .get(&id)
+        .jobs
+        .run(&id)
         .ok_or_else(|| ConsoleError::Conflict("this campaign is not sending now".into()))?;
     let detail = match posted.form.action.as_str() {
         "pause" => {
@@ -181,52 +181,45 @@ pub struct ResumeForm {
 /// approver, and sending the uncertain again only with their number typed.
 pub async fn resume(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<ResumeForm, Approver>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Approver(signed) = posted.signed;
-    let _transition = console.transitions.lock().await;
-    let mut record = campaigns::find(&console.store, &id)?;
-    if !record.state.resumable() {
-        return Err(ConsoleError::Conflict(format!(
-            "only an interrupted, stopped, incomplete or failed campaign resumes; this one is {}",
-            record.state.as_str()
-        )));
-    }
-    if console.collections.get(&id).is_some() {
-        return Err(ConsoleError::Conflict(
-            "its results are being collected: stop the collection first, then resume".into(),
-        ));
-    }
-    let status = runner::status_when_free(&console.workspace.run_dir(&id)).await?;
-    let resend_uncertain = match posted.form.resend_uncertain.trim() {
-        "" => false,
-        typed if typed_amount(typed) == Some(status.uncertain as i64) => true,
-        typed => {
-            return Err(ConsoleError::Invalid(format!(
-                "to send the uncertain again (they may get it twice), type their number, {}; what was typed ({typed:?}) is not it",
-                status.uncertain
-            )))
+    let by = &signed.user.name;
+    let (resend_uncertain, record) = workflow::take(&console, &id, Step::Resume, by, async |record| {
+        if console.jobs.collection(&id).is_some() {
+            return Err(ConsoleError::Conflict(
+                "its results are being collected: stop the collection first, then resume".into(),
+            ));
         }
-    };
-    record.state = State::Sending;
-    if let Some(run) = &mut record.run {
-        run.end = None;
-        // The live board has the figures while it sends; the run's end records them again.
-        run.figures = None;
-    }
-    record.touch(&signed.user.name);
-    console.store.put_campaign(&id, &record)?;
-    console.store.audit(
-        &signed.user.name,
-        "resumed",
-        Some(&id),
-        if resend_uncertain {
+        let status = runner::status_when_free(&console.workspace.run_dir(&id)).await?;
+        let resend_uncertain = match posted.form.resend_uncertain.trim() {
+            "" => false,
+            typed if typed_amount(typed) == Some(status.uncertain as i64) => true,
+            typed => {
+                return Err(ConsoleError::Invalid(format!(
+                    "to send the uncertain again (they may get it twice), type their number, {}; what was typed ({typed:?}) is not it",
+                    status.uncertain
+                )))
+            }
+        };
+        if let Some(run) = &mut record.run {
+            run.end = None;
+            // The live board has the figures while it sends; the run's end records them again.
+            run.figures = None;
+        }
+        let detail = if resend_uncertain {
             "sending the uncertain again"
         } else {
             "uncertain left as they are"
-        },
-    )?;
+        };
+        Ok(Applied::Changed {
+            detail: detail.into(),
+            then: resend_uncertain,
+        })
+    })
+    .await?;
     runner::launch(&console, &record, Launch::Resume { resend_uncertain })?;
     Ok(to(format!("/campaigns/{id}/live")))
 }
@@ -284,9 +277,9 @@ const DOWNLOADS: [(&str, &str); 6] = [
 pub async fn results_page(
     Console(console): Console<Shared>,
     signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    let record = campaigns::find(&console.store, &id)?;
+    let id = record.id.clone();
     let run_dir = console.workspace.run_dir(&id);
     let summary: Option<SummaryFile> = std::fs::read(run_dir.join("summary.json"))
         .ok()
@@ -312,11 +305,11 @@ pub async fn results_page(
         w: signed.words,
         // Only when the service did not take some: "retry failed" of nothing makes an empty draft.
         can_retry: signed.can(Role::Editor)
-            && console.runs.get(&id).is_none()
+            && console.jobs.run(&id).is_none()
             && summary.as_ref().is_some_and(|summary| summary.status.not_accepted > 0),
         gateway: record.kind == crate::campaign::Kind::GatewayAlimtalk.as_str(),
-        collecting: console.collections.get(&id).map(|collection| collection.progress()),
-        can_collect: signed.can(Role::Approver) && console.runs.get(&id).is_none(),
+        collecting: console.jobs.collection(&id).map(|collection| collection.progress()),
+        can_collect: signed.can(Role::Approver) && console.jobs.run(&id).is_none(),
         me: Me::of(&signed),
         c: record,
         summary,
@@ -334,15 +327,15 @@ pub struct CollectForm {
 /// "Collect now" on a gateway run's results (the engine's `collect`), or stopping it.
 pub async fn collect(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<CollectForm, Approver>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Approver(signed) = posted.signed;
-    let record = campaigns::find(&console.store, &id)?;
     if posted.form.action == "stop" {
         let collection = console
-            .collections
-            .get(&id)
+            .jobs
+            .collection(&id)
             .ok_or_else(|| ConsoleError::Conflict("no collection of its results is going on".into()))?;
         collection.control.stop();
         console
@@ -355,6 +348,7 @@ pub async fn collect(
             "only a gateway run that has sent has results to collect: on the standard deployment the send's answer is the final result".into(),
         ));
     }
+    // Under the lock, so that a resume cannot slip between its check and this start.
     let _transition = console.transitions.lock().await;
     crate::console::collecting::start(&console, &id)?;
     console.store.audit(&signed.user.name, "collect", Some(&id), "")?;
@@ -371,10 +365,10 @@ pub struct DownloadQuery {
 pub async fn download(
     Console(console): Console<Shared>,
     signed: Signed,
+    Found(_): Found,
     Path((id, name)): Path<(String, String)>,
     Query(query): Query<DownloadQuery>,
 ) -> Result<Response, ConsoleError> {
-    campaigns::find(&console.store, &id)?;
     let (name, content_type) = DOWNLOADS
         .iter()
         .find(|(known, _)| *known == name)
@@ -423,9 +417,9 @@ pub async fn file_response(
 pub async fn summary(
     Console(console): Console<Shared>,
     _signed: Signed,
-    Path(id): Path<String>,
+    Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    campaigns::find(&console.store, &id)?;
+    let id = record.id;
     let path = console.workspace.run_dir(&id).join("summary.html");
     file_response(&path, "summary.html", "text/html; charset=utf-8", false).await
 }
@@ -451,12 +445,12 @@ fn tokio_util_stream(file: tokio::fs::File, bom: bool) -> axum::body::Body {
 /// "Retry failed": a new draft of the recipients the service answered it did not take.
 pub async fn retry(
     Console(console): Console<Shared>,
-    Path(id): Path<String>,
+    Found(record): Found,
     posted: Posted<Empty, Editor>,
 ) -> Result<Response, ConsoleError> {
+    let id = record.id.clone();
     let Editor(signed) = posted.signed;
-    let record = campaigns::find(&console.store, &id)?;
-    if !record.state.has_run() || console.runs.get(&id).is_some() {
+    if !record.state.has_run() || console.jobs.run(&id).is_some() {
         return Err(ConsoleError::Conflict("retry needs a run that has ended".into()));
     }
     let new_id = campaigns::new_id();
