@@ -1,7 +1,8 @@
 //! Collecting a gateway run's final results from the console: the engine's `collect_results` in a task, its progress from the engine's events, one collection per campaign and never beside its run, the report written again when it ends.
 
 use super::error::ConsoleError;
-use super::Shared;
+use super::jobs::Kind;
+use super::{Console, Shared};
 use crate::engine::{self, Control, Event, Sink};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -42,6 +43,11 @@ impl Sink for Collection {
     }
 }
 
+/// The collection of the campaign's results, while it goes on.
+pub fn active(console: &Console, id: &str) -> Option<Arc<Collection>> {
+    console.jobs.get(id, Kind::Collection)
+}
+
 /// Starts collecting the campaign's results in a task. Refused while its run sends or a
 /// collection of it goes on (one job a campaign: `jobs.rs`).
 pub fn start(console: &Shared, id: &str) -> Result<(), ConsoleError> {
@@ -49,10 +55,10 @@ pub fn start(console: &Shared, id: &str) -> Result<(), ConsoleError> {
         control: Control::new(),
         progress: Mutex::new(Progress::default()),
     });
-    let job = super::jobs::Job::Collection(collection.clone());
-    let (task_console, task_id) = (console.clone(), id.to_string());
-    super::jobs::spawn(console, id, job, async move {
-        let (console, id) = (task_console, task_id);
+    let (task_console, task_id, task_collection) = (console.clone(), id.to_string(), collection.clone());
+    let control = collection.control.clone();
+    super::jobs::spawn(console, id, Kind::Collection, control, collection, async move {
+        let (collection, console, id) = (task_collection, task_console, task_id);
         let run_dir = console.workspace.run_dir(&id);
         let found = engine::collect_results(&run_dir, &console.collect, &collection.control, collection.as_ref()).await;
         let text = match &found {

@@ -1,61 +1,53 @@
 //! The console's jobs: at most one a campaign — its run or the collection of its results — each in a tracked task, so that a campaign never has two, and a shutdown stops them all and waits for exactly those.
+//!
+//! A job's own state (a run's live board, a collection's progress) belongs to the module that
+//! drives it (`runner.rs`, `collecting.rs`), which reads it back through [`Jobs::get`]: this
+//! registry knows only each job's kind and its control handle.
 
-use super::collecting::Collection;
 use super::error::ConsoleError;
-use super::runner::ActiveRun;
 use super::Shared;
+use crate::engine::Control;
 use parking_lot::Mutex;
+use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use tokio_util::task::TaskTracker;
 
 /// What this process does for a campaign.
-#[derive(Clone)]
-pub enum Job {
-    Run(Arc<ActiveRun>),
-    Collection(Arc<Collection>),
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Run,
+    Collection,
 }
 
-impl Job {
-    fn control(&self) -> &crate::engine::Control {
-        match self {
-            Job::Run(run) => &run.control,
-            Job::Collection(collection) => &collection.control,
-        }
-    }
+struct Entry {
+    kind: Kind,
+    control: Control,
+    state: Arc<dyn Any + Send + Sync>,
 }
 
 /// The jobs of this process, by campaign id, and their tasks.
 #[derive(Default)]
 pub struct Jobs {
-    active: Mutex<HashMap<String, Job>>,
+    active: Mutex<HashMap<String, Entry>>,
     tasks: TaskTracker,
 }
 
 impl Jobs {
-    /// The campaign's run, while this process drives it.
-    pub fn run(&self, id: &str) -> Option<Arc<ActiveRun>> {
-        match self.active.lock().get(id) {
-            Some(Job::Run(run)) => Some(run.clone()),
-            _ => None,
-        }
-    }
-
-    /// The collection of the campaign's results, while it goes on.
-    pub fn collection(&self, id: &str) -> Option<Arc<Collection>> {
-        match self.active.lock().get(id) {
-            Some(Job::Collection(collection)) => Some(collection.clone()),
-            _ => None,
-        }
+    /// The state of the campaign's job of `kind`, while it goes on.
+    pub fn get<T: Any + Send + Sync>(&self, id: &str, kind: Kind) -> Option<Arc<T>> {
+        let active = self.active.lock();
+        let entry = active.get(id).filter(|entry| entry.kind == kind)?;
+        entry.state.clone().downcast::<T>().ok()
     }
 
     /// Asks every job to stop (a run ends its requests in flight, a collection keeps what it
     /// read); answers how many there were.
     pub fn stop_all(&self) -> usize {
         let active = self.active.lock();
-        for job in active.values() {
-            job.control().stop();
+        for entry in active.values() {
+            entry.control.stop();
         }
         active.len()
     }
@@ -67,29 +59,31 @@ impl Jobs {
     }
 }
 
-/// Starts `task` as the campaign's job; refused, naming what goes on, when the campaign has one.
-/// The job is let go when its task ends.
+/// Starts `task` as the campaign's job of `kind`, stopped through `control`, its state `state`;
+/// refused, naming what goes on, when the campaign has a job. The job is let go when its task ends.
 pub fn spawn(
     console: &Shared,
     id: &str,
-    job: Job,
+    kind: Kind,
+    control: Control,
+    state: Arc<dyn Any + Send + Sync>,
     task: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ConsoleError> {
     {
         let mut active = console.jobs.active.lock();
-        match active.get(id) {
-            Some(Job::Run(_)) => {
+        match active.get(id).map(|entry| entry.kind) {
+            Some(Kind::Run) => {
                 return Err(ConsoleError::Conflict(
                     "this campaign is sending: wait for its run to end".into(),
                 ))
             }
-            Some(Job::Collection(_)) => {
+            Some(Kind::Collection) => {
                 return Err(ConsoleError::Conflict(
                     "its results are being collected: stop the collection first".into(),
                 ))
             }
             None => {
-                active.insert(id.to_string(), job);
+                active.insert(id.to_string(), Entry { kind, control, state });
             }
         }
     }

@@ -2,6 +2,7 @@
 
 use super::campaigns::{CampaignRecord, RunRecord, State};
 use super::error::ConsoleError;
+use super::jobs::Kind;
 use super::{Console, Shared};
 use crate::engine::rules::RunOutcome;
 use crate::engine::status::{Live, Snapshot};
@@ -240,6 +241,11 @@ pub fn end_text(end: &RunEnd) -> String {
     }
 }
 
+/// The campaign's run, while this process drives it.
+pub fn active(console: &Console, id: &str) -> Option<Arc<ActiveRun>> {
+    console.jobs.get(id, Kind::Run)
+}
+
 /// A run this process drives.
 pub struct ActiveRun {
     pub control: Control,
@@ -261,11 +267,9 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
         control: Control::new(),
         board: Arc::new(Board::new()),
     });
-    let job = super::jobs::Job::Run(active.clone());
-    let task_console = console.clone();
-    let task_id = id.clone();
-    super::jobs::spawn(console, &id, job, async move {
-        let (console, id) = (task_console, task_id);
+    let (task_console, task_id, task_run) = (console.clone(), id.clone(), active.clone());
+    super::jobs::spawn(console, &id, Kind::Run, active.control.clone(), active, async move {
+        let (active, console, id) = (task_run, task_console, task_id);
         let events: Arc<dyn Sink> = active.board.clone();
         let report = match launch {
             Launch::Start { start_at } => {

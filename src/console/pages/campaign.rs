@@ -17,7 +17,7 @@ use serde::Deserialize;
 /// The state shown: a campaign this process sends is `paused` or `scheduled` while it is.
 pub fn shown_state(console: &Shared, record: &CampaignRecord) -> &'static str {
     if record.state == State::Sending {
-        match console.jobs.run(&record.id) {
+        match crate::console::runner::active(console, &record.id) {
             Some(run) => match run.board.phase() {
                 "paused" => "paused",
                 "scheduled" => "scheduled",
@@ -105,7 +105,7 @@ pub async fn list(
 
 /// Sent so far, and charged against the budget, from the live board or the run's checkpoint.
 fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
-    if let Some(run) = console.jobs.run(&record.id) {
+    if let Some(run) = crate::console::runner::active(console, &record.id) {
         let view = run.board.view();
         return (
             view.sent.to_string(),

@@ -36,7 +36,7 @@ struct LivePage {
 
 /// The view of a run: the board of a running one, else its checkpoint.
 fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)> {
-    if let Some(run) = console.jobs.run(&record.id) {
+    if let Some(run) = crate::console::runner::active(console, &record.id) {
         return Some((run.board.view(), true));
     }
     let status = crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?;
@@ -96,7 +96,7 @@ pub async fn live_events(
     Found(record): Found,
 ) -> Result<Response, ConsoleError> {
     let id = record.id;
-    let run = console.jobs.run(&id);
+    let run = crate::console::runner::active(&console, &id);
     let stream = futures::stream::unfold((run, true), move |(run, first)| async move {
         let run = run?;
         if !first {
@@ -135,9 +135,7 @@ pub async fn control(
 ) -> Result<Response, ConsoleError> {
     let id = record.id;
     let Approver(signed) = posted.signed;
-    let run = console
-        .jobs
-        .run(&id)
+    let run = crate::console::runner::active(&console, &id)
         .ok_or_else(|| ConsoleError::Conflict("this campaign is not sending now".into()))?;
     let detail = match posted.form.action.as_str() {
         "pause" => {
@@ -188,7 +186,7 @@ pub async fn resume(
     let Approver(signed) = posted.signed;
     let by = &signed.user.name;
     let (resend_uncertain, record) = workflow::take(&console, &id, Step::Resume, by, async |record| {
-        if console.jobs.collection(&id).is_some() {
+        if crate::console::collecting::active(&console, &id).is_some() {
             return Err(ConsoleError::Conflict(
                 "its results are being collected: stop the collection first, then resume".into(),
             ));
@@ -305,11 +303,11 @@ pub async fn results_page(
         w: signed.words,
         // Only when the service did not take some: "retry failed" of nothing makes an empty draft.
         can_retry: signed.can(Role::Editor)
-            && console.jobs.run(&id).is_none()
+            && crate::console::runner::active(&console, &id).is_none()
             && summary.as_ref().is_some_and(|summary| summary.status.not_accepted > 0),
         gateway: record.kind == crate::campaign::Kind::GatewayAlimtalk.as_str(),
-        collecting: console.jobs.collection(&id).map(|collection| collection.progress()),
-        can_collect: signed.can(Role::Approver) && console.jobs.run(&id).is_none(),
+        collecting: crate::console::collecting::active(&console, &id).map(|collection| collection.progress()),
+        can_collect: signed.can(Role::Approver) && crate::console::runner::active(&console, &id).is_none(),
         me: Me::of(&signed),
         c: record,
         summary,
@@ -333,9 +331,7 @@ pub async fn collect(
     let id = record.id.clone();
     let Approver(signed) = posted.signed;
     if posted.form.action == "stop" {
-        let collection = console
-            .jobs
-            .collection(&id)
+        let collection = crate::console::collecting::active(&console, &id)
             .ok_or_else(|| ConsoleError::Conflict("no collection of its results is going on".into()))?;
         collection.control.stop();
         console
@@ -450,7 +446,7 @@ pub async fn retry(
 ) -> Result<Response, ConsoleError> {
     let id = record.id.clone();
     let Editor(signed) = posted.signed;
-    if !record.state.has_run() || console.jobs.run(&id).is_some() {
+    if !record.state.has_run() || crate::console::runner::active(&console, &id).is_some() {
         return Err(ConsoleError::Conflict("retry needs a run that has ended".into()));
     }
     let new_id = campaigns::new_id();

@@ -183,7 +183,7 @@ async fn make(console: &Shared, month: Month, ledger: Option<PathBuf>) -> Result
         if !run_dir.join(crate::engine::CHECKPOINT_DIR).exists() {
             continue;
         }
-        if console.jobs.run(&record.id).is_some() {
+        if crate::console::runner::active(console, &record.id).is_some() {
             sending.push(record.name.clone());
             continue;
         }
