@@ -399,9 +399,9 @@ async fn advertising_from_the_console_holds_to_quiet_hours_unless_an_approver_ac
     assert!(audit.contains("acknowledged on an advertising campaign"), "{audit}");
 }
 
-/// Findings 7 and 8 through the console's own downloads: report.csv (also "for Excel") and
-/// statement.csv mark a recipient's formula-like text, and statement.csv names the run by its id,
-/// never the workspace's path.
+/// Findings 7 and 8 through the console's own downloads: report.csv (also "for Excel") marks a
+/// recipient's formula-like text while report.raw.csv keeps it, and summary.json and statement.csv
+/// name the campaign and the run without the workspace's path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn downloads_are_safe_in_a_spreadsheet_and_name_no_server_path() {
     let dir = tempfile::tempdir().unwrap();
@@ -445,6 +445,29 @@ async fn downloads_are_safe_in_a_spreadsheet_and_name_no_server_path() {
             assert!(csv.contains(&format!("'{formula}")), "{path}: {formula} marked: {csv}");
         }
     }
+
+    // The raw CSV, for programs, by its name: every cell as it was.
+    let raw = team
+        .viewer
+        .get(&format!("/campaigns/{id}/files/report.raw.csv"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(raw.contains(",@cmd,") && !raw.contains("'@cmd"), "{raw}");
+    // summary.json names the campaign file, never where the server keeps it.
+    let summary = team
+        .viewer
+        .get(&format!("/campaigns/{id}/files/summary.json"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(summary.contains("composed.toml"), "{summary}");
+    assert!(
+        !summary.contains(&team.console.workspace.display().to_string()),
+        "{summary}"
+    );
 
     let month = chrono::Utc::now()
         .with_timezone(&msgbatch::campaign::quiet::kst())

@@ -356,14 +356,15 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
     Ok(())
 }
 
-/// Writes report.csv, report.parquet, report.xlsx and the summaries into the run directory.
+/// Writes report.csv (and report.raw.csv for programs), report.parquet, report.xlsx and the
+/// summaries into the run directory.
 pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleError> {
     let run_dir = console.workspace.run_dir(id);
     let options = crate::report::ReportOptions {
         lang: console.report_lang(),
         csv_bom: false,
         xlsx: crate::report::Workbook::WhenOneSheet,
-        raw_csv: crate::report::RawCsv::Leave,
+        raw_csv: crate::report::RawCsv::Write,
     };
     waiting_for_run_dir(move || crate::report::write(&run_dir, None, &options))
         .await

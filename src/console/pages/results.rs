@@ -259,9 +259,10 @@ struct ClassFile {
 
 /// The files a results page offers, as the run directory names them. report.csv and rejects.csv
 /// are the files for people, their formula-like texts marked for spreadsheets; report.raw.csv
-/// (`report --raw-csv`, never written by the console) is not offered.
-const DOWNLOADS: [(&str, &str); 6] = [
+/// (every cell as it is, for programs) is offered by its name.
+const DOWNLOADS: [(&str, &str); 7] = [
     ("report.csv", "text/csv; charset=utf-8"),
+    (crate::report::RAW_CSV_FILE, "text/csv; charset=utf-8"),
     (
         "report.xlsx",
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -372,7 +373,15 @@ pub async fn download(
         .ok_or(ConsoleError::NotFound)?;
     let path = console.workspace.run_dir(&id).join(name);
     let bom = query.bom.is_some() && name == "report.csv";
-    let response = file_response(&path, name, content_type, bom).await?;
+    let response = if name == "summary.json" {
+        // It records the campaign file's path, which is the server's: cut to its name, as on pages.
+        let text = tokio::fs::read_to_string(&path)
+            .await
+            .map_err(|_| ConsoleError::NotFound)?;
+        attachment(name, content_type, crate::console::error::without_server_paths(&text))
+    } else {
+        file_response(&path, name, content_type, bom).await?
+    };
     console.store.audit(
         &signed.user.name,
         "downloaded",
