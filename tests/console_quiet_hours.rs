@@ -13,7 +13,10 @@ async fn a_start_inside_quiet_hours_is_refused_on_the_campaigns_page_offering_ei
     let today = chrono::Utc::now().with_timezone(&kst).date_naive();
     let evening = kst.from_local_datetime(&today.and_hms_opt(21, 49, 0).unwrap()).unwrap();
     std::env::set_var(msgbatch::campaign::quiet::CLOCK_ENV, evening.to_rfc3339());
-    let next_morning = (today + chrono::Days::new(1)).format("%Y-%m-%d 08:00").to_string();
+    let tomorrow = today + chrono::Days::new(1);
+    let next_morning = tomorrow.format("%Y-%m-%d 08:00").to_string();
+    // The start form's date-time field holds it as a browser sends it back, in Seoul wall time.
+    let next_morning_field = tomorrow.format("%Y-%m-%dT08:00").to_string();
 
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
@@ -27,7 +30,9 @@ async fn a_start_inside_quiet_hours_is_refused_on_the_campaigns_page_offering_ei
     let notice = between(&page, "id=\"quiet-hours-now\"", "</p>").expect("the page says it is quiet hours");
     assert!(notice.contains(&next_morning), "{notice}");
     assert!(
-        page.contains(&format!("name=\"start_at\" value=\"{next_morning}\"")),
+        page.contains(&format!(
+            "type=\"datetime-local\" name=\"start_at\" value=\"{next_morning_field}\""
+        )),
         "{page}"
     );
 
@@ -55,7 +60,7 @@ async fn a_start_inside_quiet_hours_is_refused_on_the_campaigns_page_offering_ei
         .approver
         .post(
             &format!("/campaigns/{id}/start"),
-            &[("amount", "60"), ("start_at", next_morning.as_str())],
+            &[("amount", "60"), ("start_at", next_morning_field.as_str())],
         )
         .await;
     assert_eq!(location(&response), format!("/campaigns/{id}/live"), "scheduled");

@@ -85,10 +85,10 @@ pub fn relaxed_quiet_hours(campaign: &crate::campaign::Campaign) -> Option<Strin
 }
 
 /// When a start now is refused for quiet hours under `enforce`: the next time the campaign may
-/// start (KST wall time, as the start form takes it).
-pub fn enforced_quiet_hours_end(campaign: &crate::campaign::Campaign) -> Option<String> {
+/// start.
+pub fn enforced_quiet_hours_end(campaign: &crate::campaign::Campaign) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     let now = crate::campaign::quiet::now_kst().ok()?;
-    QuietWindow::enforced_end(campaign, now).map(|end| end.format("%Y-%m-%d %H:%M").to_string())
+    QuietWindow::enforced_end(campaign, now)
 }
 
 fn preview_view(message: MessagePreview) -> PreviewView {

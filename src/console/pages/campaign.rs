@@ -1,5 +1,6 @@
 //! Campaign pages: the list with its state filter, a new campaign (kind, settings, files), the overview with what can be done next, and the edit form (any change voids the check and the approval).
 
+use super::filters;
 use super::uploads::{self, Upload};
 use super::{render, to, Me};
 use crate::console::auth::{Editor, Signed};
@@ -287,6 +288,8 @@ struct OverviewPage {
     uncertain: u64,
     /// Inside enforced quiet hours: when the campaign may start (KST), offered as its start time.
     quiet_until: String,
+    /// The same time as the start form's date-time field takes it (`2026-11-27T08:00`).
+    quiet_until_input: String,
     /// A start was just refused for quiet hours.
     refused_quiet: bool,
 }
@@ -304,14 +307,20 @@ pub async fn overview(
     Query(query): Query<OverviewQuery>,
 ) -> Result<Response, ConsoleError> {
     let id = record.id.clone();
-    let quiet_until = if record.state == State::Approved {
+    let quiet_end = if record.state == State::Approved {
         crate::console::compose::load(&console.workspace, &id)
             .ok()
             .and_then(|campaign| crate::console::check::enforced_quiet_hours_end(&campaign))
-            .unwrap_or_default()
     } else {
-        String::new()
+        None
     };
+    let quiet_until = quiet_end
+        .map(|end| end.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default();
+    let quiet_until_input = quiet_end
+        .map(|end| end.format("%Y-%m-%dT%H:%M").to_string())
+        .unwrap_or_default();
+
     let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
     let uncertain = if record.state.resumable() {
         crate::engine::status(&console.workspace.run_dir(&id))
@@ -334,6 +343,7 @@ pub async fn overview(
         uncertain,
         refused_quiet: query.refused == "quiet_hours" && !quiet_until.is_empty(),
         quiet_until,
+        quiet_until_input,
         me: Me::of(&signed),
         c: record,
     })

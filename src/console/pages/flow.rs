@@ -1,5 +1,6 @@
 //! The way to sending: check (what `validate` finds), test send, submit, approve (not one's own), and start with the estimate typed out; each step re-reads the files' fingerprint, so a change since voids it.
 
+use super::filters;
 use super::{render, to, Me};
 use crate::console::auth::{Approver, Editor, Posted, Signed};
 use crate::console::campaigns::{self, Approval, CampaignRecord, CheckRecord, Found, State};

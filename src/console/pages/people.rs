@@ -1,5 +1,6 @@
 //! People: sign in and out, the one-time sign-in link, one's own password, the users page (admin), and the audit log.
 
+use super::filters;
 use super::{render, to, Me};
 use crate::console::auth::{self, Admin, Posted, Signed};
 use crate::console::error::ConsoleError;
