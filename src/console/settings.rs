@@ -87,6 +87,23 @@ pub fn with_stored_paths(
     toml::to_string(&table).map_err(ConsoleError::internal)
 }
 
+/// A new draft's settings for the recipients a run did not reach: the campaign's own settings
+/// (never the run's composed copy, whose endpoint, key and prices are the connection's), reading
+/// the subset's CSV (UTF-8, no sheet) stored as `recipients`.
+pub fn for_retry(original: &str, recipients: &StoredFile) -> Result<String, ConsoleError> {
+    let mut table = parse_settings(original)?;
+    if let Some(name) = table.get("name").and_then(toml::Value::as_str).map(str::to_string) {
+        table.insert("name".into(), toml::Value::String(format!("{name}-retry")));
+    }
+    let section = recipients_section(&mut table)?;
+    section.insert("format".into(), toml::Value::String("csv".into()));
+    section.insert("encoding".into(), toml::Value::String("utf-8".into()));
+    // The subset is a CSV: a spreadsheet's sheet no longer applies (and would be refused).
+    section.remove("sheet");
+    let text = toml::to_string(&table).map_err(ConsoleError::internal)?;
+    with_stored_paths(&text, Some(recipients), None)
+}
+
 /// Sets the mapped columns (and the sheet) in the campaign text.
 pub fn with_columns(text: &str, phone: &str, name: &str, sheet: &str) -> Result<String, ConsoleError> {
     let mut table = parse_settings(text)?;

@@ -477,8 +477,11 @@ pub async fn retry(
         original: format!("retry of {}", record.name),
         bytes: std::fs::metadata(&plan.recipients_file).map(|m| m.len()).unwrap_or(0),
     };
-    let text = std::fs::read_to_string(&plan.campaign).map_err(ConsoleError::from_io)?;
-    let text = crate::console::settings::with_stored_paths(&text, Some(&recipients), None)?;
+    let original = std::fs::read_to_string(console.workspace.campaign_file(&id)).map_err(ConsoleError::from_io)?;
+    let text = crate::console::settings::for_retry(&original, &recipients)?;
+    // The plan's own campaign file is the run's composed copy: replaced by the campaign's settings.
+    let _ = std::fs::remove_file(&plan.campaign);
+    crate::console::compose::compose_settings(&console.workspace, &new_id, &text)?;
     std::io::Write::write_all(
         &mut crate::files::create_private(&console.workspace.campaign_file(&new_id)).map_err(ConsoleError::from_io)?,
         text.as_bytes(),
