@@ -3,6 +3,19 @@
 use super::*;
 use crate::campaign::Lane;
 
+/// The checkpoint opened again in this process: sled's flusher thread may still hold the folder's
+/// lock a moment after the first was dropped (a process that ends lets go at once), so the open
+/// is tried until it is let go.
+fn reopened(path: &Path) -> Checkpoint {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match Checkpoint::open(path, false) {
+            Err(CheckpointError::InUse { .. }) if std::time::Instant::now() < deadline => std::thread::yield_now(),
+            opened => return opened.unwrap(),
+        }
+    }
+}
+
 fn record(state: ChunkState) -> ChunkRecord {
     ChunkRecord {
         state,
@@ -64,7 +77,7 @@ fn marks_results_and_release_survive_reopening() {
         checkpoint.release(c).unwrap();
         checkpoint.flush().unwrap();
     }
-    let checkpoint = Checkpoint::open(&path, false).unwrap();
+    let checkpoint = reopened(&path);
     let records = checkpoint.chunk_records().unwrap();
     assert_eq!(records[&a].state, ChunkState::Done);
     assert_eq!(records[&b].state, ChunkState::InFlight);
