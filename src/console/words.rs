@@ -140,6 +140,8 @@ pub struct Words {
     pub quiet_hours_relaxed: &'static str,
     pub quiet_hours_now: &'static str,
     pub start_at_instead: &'static str,
+    pub copy_campaign: &'static str,
+    pub copy_suffix: &'static str,
 }
 
 pub static EN: Words = Words {
@@ -279,6 +281,8 @@ pub static EN: Words = Words {
     quiet_hours_relaxed: "This advertising campaign does not enforce quiet hours",
     quiet_hours_now: "It is quiet hours now: advertising may not be sent until",
     start_at_instead: "Schedule it for then",
+    copy_campaign: "Copy as a new campaign",
+    copy_suffix: "copy",
 };
 
 pub static KO: Words = Words {
@@ -418,6 +422,8 @@ pub static KO: Words = Words {
     quiet_hours_relaxed: "이 광고 캠페인은 야간 발송 제한을 지키지 않도록 설정되어 있습니다",
     quiet_hours_now: "지금은 야간 발송 제한 시간입니다. 광고는 다음 시각부터 보낼 수 있습니다:",
     start_at_instead: "그 시각으로 예약",
+    copy_campaign: "새 캠페인으로 복사",
+    copy_suffix: "사본",
 };
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.

@@ -3,7 +3,7 @@
 use super::filters;
 use super::uploads::{self, Upload};
 use super::{render, to, Me};
-use crate::console::auth::{Editor, Signed};
+use crate::console::auth::{Editor, Posted, Signed};
 use crate::console::campaigns::{self, CampaignRecord, Found, State};
 use crate::console::error::ConsoleError;
 use crate::console::store::{AuditEntry, Role};
@@ -224,6 +224,28 @@ pub async fn create(
     if !name.is_empty() {
         settings.insert("name".into(), toml::Value::String(name));
     }
+    let record = new_draft(&console, &signed.user.name, &settings, |record, dir| {
+        place_files(&console, &mut upload, dir, record).map(drop)
+    })?;
+    let files: Vec<&str> = [record.recipients.as_ref(), record.suppression.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(|file| file.original.as_str())
+        .collect();
+    console
+        .store
+        .audit(&signed.user.name, "created", Some(&record.id), &files.join(", "))?;
+    Ok(to(format!("/campaigns/{}/edit", record.id)))
+}
+
+/// A new draft made by `by` from `settings`, its files placed by `files` into its new folder; the
+/// folder is taken away again when anything is refused.
+fn new_draft(
+    console: &Shared,
+    by: &str,
+    settings: &toml::Table,
+    files: impl FnOnce(&mut CampaignRecord, &std::path::Path) -> Result<(), ConsoleError>,
+) -> Result<CampaignRecord, ConsoleError> {
     let id = campaigns::new_id();
     let dir = console.workspace.campaign_dir(&id);
     crate::files::create_private_dir(&dir).map_err(ConsoleError::from_io)?;
@@ -233,10 +255,10 @@ pub async fn create(
         name: String::new(),
         kind: String::new(),
         state: State::Draft,
-        author: signed.user.name.clone(),
+        author: by.to_string(),
         created_at: now.clone(),
         updated_at: now,
-        updated_by: signed.user.name.clone(),
+        updated_by: by.to_string(),
         recipients: None,
         suppression: None,
         check: None,
@@ -245,25 +267,47 @@ pub async fn create(
         run: None,
     };
     let made = (|| {
-        place_files(&console, &mut upload, &dir, &mut record)?;
-        let text = toml::to_string(&settings).map_err(ConsoleError::internal)?;
-        write_settings(&console, &record, &text)
+        files(&mut record, &dir)?;
+        let text = toml::to_string(settings).map_err(ConsoleError::internal)?;
+        write_settings(console, &record, &text)
     })();
     if let Err(error) = made {
         let _ = std::fs::remove_dir_all(&dir);
         return Err(error);
     }
-    (record.name, record.kind) = name_and_kind(&settings);
+    (record.name, record.kind) = name_and_kind(settings);
     console.store.put_campaign(&id, &record)?;
-    let files: Vec<&str> = [record.recipients.as_ref(), record.suppression.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(|file| file.original.as_str())
-        .collect();
-    console
-        .store
-        .audit(&signed.user.name, "created", Some(&id), &files.join(", "))?;
-    Ok(to(format!("/campaigns/{id}/edit")))
+    Ok(record)
+}
+
+/// A new draft with the settings, text and mappings of a campaign (a team sends the same kind of
+/// campaign every week), without its files, check or approval.
+pub async fn copy(
+    Console(console): Console<Shared>,
+    Found(source): Found,
+    posted: Posted<super::flow::Empty, Editor>,
+) -> Result<Response, ConsoleError> {
+    let Editor(signed) = posted.signed;
+    let text = std::fs::read_to_string(console.workspace.campaign_file(&source.id)).map_err(ConsoleError::from_io)?;
+    let mut settings = crate::console::settings::parse_settings(&text)?;
+    // The copy reads the files uploaded to it, not the source's.
+    if let Some(recipients) = settings.get_mut("recipients").and_then(toml::Value::as_table_mut) {
+        for key in ["suppression", "opt_outs"] {
+            recipients.remove(key);
+        }
+    }
+    settings.insert(
+        "name".into(),
+        toml::Value::String(format!("{} ({})", source.name, signed.words.copy_suffix)),
+    );
+    let record = new_draft(&console, &signed.user.name, &settings, |_, _| Ok(()))?;
+    console.store.audit(
+        &signed.user.name,
+        "copied",
+        Some(&record.id),
+        &format!("from {} ({})", source.name, source.id),
+    )?;
+    Ok(to(format!("/campaigns/{}/edit", record.id)))
 }
 
 fn name_and_kind(settings: &toml::Table) -> (String, String) {

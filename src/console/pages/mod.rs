@@ -102,6 +102,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns/{id}/summary", get(results::summary))
         .route("/campaigns/{id}/files/{name}", get(results::download))
         .route("/campaigns/{id}/retry", post(results::retry))
+        .route("/campaigns/{id}/copy", post(campaign::copy))
         .route("/campaigns/{id}/collect", post(results::collect))
         .route("/assets/console.css", get(css))
         .route("/assets/live.js", get(live_js))

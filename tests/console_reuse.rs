@@ -1,4 +1,4 @@
-//! "Retry failed" in the console: a run with recipients the service did not take makes a new draft of just those, from the campaign's own settings (its connection, not the run's composed endpoint and prices), which checks and sends.
+//! A campaign used again from the console: "Retry failed" makes a new draft of the recipients the service did not take, from the campaign's own settings (its connection, not the run's composed endpoint and prices); "Copy" makes a new draft with its settings, text and mappings, without its files, check or approval.
 
 mod common;
 
@@ -74,4 +74,50 @@ async fn retry_failed_makes_a_draft_of_the_recipients_not_taken_that_checks() {
         Some("₩9"),
         "{check}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_keeps_settings_text_and_mappings_without_files_check_or_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let people = "phone,name\n01060000001,고객1\n";
+    team.editor.page("/campaigns/new").await;
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .text("name", "monthly-news")
+        .part("campaign_file", Part::text(SMS).file_name("campaign.toml"))
+        .part("recipients", Part::text(people).file_name("people.csv"));
+    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    approved(&mut team, &id).await;
+
+    // A viewer may not copy; an editor may.
+    team.viewer.page(&format!("/campaigns/{id}")).await;
+    let response = team.viewer.post(&format!("/campaigns/{id}/copy"), &[]).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let (_, page) = team.editor.page(&format!("/campaigns/{id}")).await;
+    assert!(page.contains(&format!("action=\"/campaigns/{id}/copy\"")), "{page}");
+    let response = team.editor.post(&format!("/campaigns/{id}/copy"), &[]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let copy = campaign_id(&location(&response));
+    assert_ne!(copy, id);
+
+    let (_, page) = team.editor.page(&format!("/campaigns/{copy}")).await;
+    assert_eq!(between(&page, "<span class=\"state ", "\"").as_deref(), Some("draft"));
+    assert!(
+        page.contains("monthly-news (copy)") || page.contains("monthly-news (사본)"),
+        "{page}"
+    );
+    let folder = team.console.workspace.join("campaigns").join(&copy);
+    let settings = std::fs::read_to_string(folder.join("campaign.toml")).unwrap();
+    assert!(
+        settings.contains("이번 달 소식입니다") && settings.contains("name = \"name\""),
+        "{settings}"
+    );
+    assert!(!folder.join("recipients.csv").exists(), "no file comes along");
+    let record: msgbatch::console::campaigns::CampaignRecord = {
+        team.console.stop().await;
+        let store = msgbatch::console::store::Store::open(&dir.path().join("workspace").join("console.db")).unwrap();
+        store.campaign(&copy).unwrap().unwrap()
+    };
+    assert!(record.recipients.is_none() && record.check.is_none() && record.approval.is_none());
 }
