@@ -21,6 +21,15 @@ pub fn now_kst() -> Result<DateTime<FixedOffset>, String> {
     }
 }
 
+/// A recorded time (RFC 3339) in Korean wall time, `2026-11-26 21:38 KST`, as the console's pages
+/// show times; any other text as it is.
+pub fn wall_time(stamp: &str) -> String {
+    match DateTime::parse_from_rfc3339(stamp) {
+        Ok(at) => at.with_timezone(&kst()).format("%Y-%m-%d %H:%M KST").to_string(),
+        Err(_) => stamp.to_string(),
+    }
+}
+
 /// A nightly window during which a campaign must not send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuietWindow {

@@ -317,17 +317,6 @@ pub fn find(store: &Store, id: &str) -> Result<CampaignRecord, ConsoleError> {
     store.campaign(id)?.ok_or(ConsoleError::NotFound)
 }
 
-/// A recorded time (RFC 3339) in Korean wall time, `2026-11-26 21:38 KST`; any other text as it is.
-pub fn kst_text(stamp: &str) -> String {
-    match chrono::DateTime::parse_from_rfc3339(stamp) {
-        Ok(at) => at
-            .with_timezone(&crate::campaign::quiet::kst())
-            .format("%Y-%m-%d %H:%M KST")
-            .to_string(),
-        Err(_) => stamp.to_string(),
-    }
-}
-
 pub fn now_text() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

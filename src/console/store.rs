@@ -75,6 +75,33 @@ pub struct AuditEntry {
     pub detail: String,
 }
 
+/// Which audit entries a reader asks for: of a campaign, by a person, in a month (`2026-11`,
+/// Korean time); an empty part keeps every entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AuditFilter {
+    #[serde(default)]
+    pub campaign: String,
+    #[serde(default)]
+    pub user: String,
+    #[serde(default)]
+    pub month: String,
+}
+
+impl AuditFilter {
+    pub fn campaign(id: &str) -> AuditFilter {
+        AuditFilter {
+            campaign: id.to_string(),
+            ..AuditFilter::default()
+        }
+    }
+
+    fn keeps(&self, entry: &AuditEntry) -> bool {
+        (self.campaign.is_empty() || entry.campaign.as_deref() == Some(self.campaign.as_str()))
+            && (self.user.is_empty() || entry.user == self.user)
+            && (self.month.is_empty() || crate::campaign::quiet::wall_time(&entry.at).starts_with(&self.month))
+    }
+}
+
 const USERS: &str = "users";
 const SESSIONS: &str = "sessions";
 const LINKS: &str = "links";
@@ -239,12 +266,13 @@ impl Store {
     }
 
     /// The newest `limit` entries first, optionally of one campaign.
-    pub fn audit_log(&self, campaign: Option<&str>, limit: usize) -> Result<Vec<AuditEntry>, ConsoleError> {
+    /// The newest `limit` audit entries that `filter` keeps, newest first.
+    pub fn audit_log(&self, filter: &AuditFilter, limit: usize) -> Result<Vec<AuditEntry>, ConsoleError> {
         let mut entries = Vec::new();
         for value in self.tree(AUDIT)?.iter().values().rev() {
             let bytes = value.map_err(ConsoleError::from_sled)?;
             let entry: AuditEntry = serde_json::from_slice(&bytes).map_err(ConsoleError::internal)?;
-            if campaign.is_none() || entry.campaign.as_deref() == campaign {
+            if filter.keeps(&entry) {
                 entries.push(entry);
                 if entries.len() == limit {
                     break;
@@ -288,12 +316,12 @@ mod tests {
         }
         let store = Store::open(&path).unwrap();
         assert_eq!(store.user("mina").unwrap().unwrap().role, Role::Editor);
-        let log = store.audit_log(None, 10).unwrap();
+        let log = store.audit_log(&AuditFilter::default(), 10).unwrap();
         assert_eq!(
             log.iter().map(|e| e.action.as_str()).collect::<Vec<_>>(),
             ["check", "upload"]
         );
-        assert_eq!(store.audit_log(Some("c1"), 10).unwrap().len(), 1);
+        assert_eq!(store.audit_log(&AuditFilter::campaign("c1"), 10).unwrap().len(), 1);
     }
 
     #[test]

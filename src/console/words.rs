@@ -142,6 +142,7 @@ pub struct Words {
     pub start_at_instead: &'static str,
     pub copy_campaign: &'static str,
     pub copy_suffix: &'static str,
+    pub show: &'static str,
 }
 
 pub static EN: Words = Words {
@@ -283,6 +284,7 @@ pub static EN: Words = Words {
     start_at_instead: "Schedule it for then",
     copy_campaign: "Copy as a new campaign",
     copy_suffix: "copy",
+    show: "Show",
 };
 
 pub static KO: Words = Words {
@@ -424,6 +426,7 @@ pub static KO: Words = Words {
     start_at_instead: "그 시각으로 예약",
     copy_campaign: "새 캠페인으로 복사",
     copy_suffix: "사본",
+    show: "보기",
 };
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.

@@ -378,7 +378,9 @@ pub async fn overview(
         w: signed.words,
         state: shown_state(&console, &record),
         settings,
-        history: console.store.audit_log(Some(&id), 50)?,
+        history: console
+            .store
+            .audit_log(&crate::console::store::AuditFilter::campaign(&id), 50)?,
         can_edit: signed.can(Role::Editor),
         can_approve: signed.can(Role::Approver),
         own: record.is_own(&signed.user.name),

@@ -14,7 +14,7 @@ pub mod filters {
     /// A time the console recorded (RFC 3339, UTC) as a person in Korea reads it:
     /// `2026-11-26 21:38 KST`; a text that is no such time is shown as it is.
     pub fn kst<T: std::fmt::Display>(stamp: T, _: &dyn askama::Values) -> askama::Result<String> {
-        Ok(crate::console::campaigns::kst_text(&stamp.to_string()))
+        Ok(crate::campaign::quiet::wall_time(&stamp.to_string()))
     }
 }
 

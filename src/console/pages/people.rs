@@ -3,12 +3,13 @@
 use super::filters;
 use super::{render, to, Me};
 use crate::console::auth::{self, Admin, Posted, Signed};
+use crate::console::campaigns::CampaignRecord;
 use crate::console::error::ConsoleError;
-use crate::console::store::{AuditEntry, Role, Session, User};
+use crate::console::store::{AuditEntry, AuditFilter, Role, Session, User};
 use crate::console::words::Words;
 use crate::console::Shared;
 use askama::Template;
-use axum::extract::{ConnectInfo, Path, State as Console};
+use axum::extract::{ConnectInfo, Path, Query, State as Console};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Form;
@@ -408,13 +409,51 @@ pub async fn change_user(
 struct AuditPage {
     w: &'static Words,
     me: Me,
-    entries: Vec<AuditEntry>,
+    /// Each entry with its campaign's name (the id when the campaign is gone).
+    entries: Vec<(AuditEntry, String)>,
+    filter: AuditFilter,
+    /// What the filter offers: campaigns (id, name) and people, newest campaign first.
+    campaigns: Vec<(String, String)>,
+    people: Vec<String>,
 }
 
-pub async fn audit(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
+/// The audit log, newest first: each line names its campaign and person, filtered by campaign,
+/// person and month (Korean time).
+pub async fn audit(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Query(filter): Query<AuditFilter>,
+) -> Result<Response, ConsoleError> {
+    let mut records: Vec<CampaignRecord> = console.store.campaigns()?;
+    records.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    let names: std::collections::HashMap<&str, &str> = records
+        .iter()
+        .map(|record| (record.id.as_str(), record.name.as_str()))
+        .collect();
+    let entries = console
+        .store
+        .audit_log(&filter, 500)?
+        .into_iter()
+        .map(|entry| {
+            let name = entry
+                .campaign
+                .as_deref()
+                .map(|id| names.get(id).copied().unwrap_or(id).to_string())
+                .unwrap_or_default();
+            (entry, name)
+        })
+        .collect();
+    let mut people: Vec<String> = console.store.users()?.into_iter().map(|user| user.name).collect();
+    people.sort();
     render(AuditPage {
         w: signed.words,
         me: Me::of(&signed),
-        entries: console.store.audit_log(None, 500)?,
+        entries,
+        campaigns: records
+            .iter()
+            .map(|record| (record.id.clone(), record.name.clone()))
+            .collect(),
+        people,
+        filter,
     })
 }
