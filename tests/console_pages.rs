@@ -279,7 +279,8 @@ async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_
             month: Some(month),
             out: Some(again.clone()),
             ledger: None,
-            csv_bom: false,
+            // The console's is for Korean Excel: with the byte-order mark.
+            csv_bom: true,
         },
     )
     .unwrap();
@@ -287,6 +288,7 @@ async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_
         &downloaded[..],
         &std::fs::read(again.join("statement.csv")).unwrap()[..]
     );
+    assert_eq!(&downloaded[..3], b"\xEF\xBB\xBF");
 
     // The ledger export compared: an upload, so an editor's; every entry matched.
     let ledger_json = serde_json::to_vec(&ledger).unwrap();

@@ -105,7 +105,7 @@ pub(super) fn cells(row: &ReportRow) -> [Cell<'_>; 18] {
 }
 
 /// The byte-order mark Excel needs to read a CSV file as UTF-8 rather than the system's code page.
-pub(super) const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
+pub const UTF8_BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// A CSV writer on `file` (the statement's and the reconciliation's files; report.csv has its own,
 /// `csv_rows`), opening with the UTF-8 byte-order mark when `bom` asks for it.

@@ -11,8 +11,8 @@ mod row;
 mod summary;
 pub(crate) mod xlsx;
 
-pub use files::COLUMNS;
 pub(crate) use files::{csv_writer, Cell};
+pub use files::{COLUMNS, UTF8_BOM};
 pub use options::{RawCsv, ReportOptions, Workbook, RAW_CSV_FILE};
 pub use row::{ChargeState, Outcome, ReportRow};
 pub(crate) use summary::escape;

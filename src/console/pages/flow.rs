@@ -131,7 +131,10 @@ pub async fn rejects_download(
     console
         .store
         .audit(&signed.user.name, "downloaded", Some(&id), "rejects.csv (check)")?;
-    Ok(attachment("rejects.csv", "text/csv; charset=utf-8", bytes))
+    // For people, in Korean Excel: UTF-8 with its byte-order mark, as the results' downloads.
+    let mut body = crate::report::UTF8_BOM.to_vec();
+    body.extend_from_slice(&bytes);
+    Ok(attachment("rejects.csv", "text/csv; charset=utf-8", body))
 }
 
 pub fn attachment(name: &str, content_type: &'static str, body: impl axum::response::IntoResponse) -> Response {

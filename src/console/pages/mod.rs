@@ -16,6 +16,16 @@ pub mod filters {
     pub fn kst<T: std::fmt::Display>(stamp: T, _: &dyn askama::Values) -> askama::Result<String> {
         Ok(crate::campaign::quiet::wall_time(&stamp.to_string()))
     }
+
+    /// A count as people read it: `1,234`.
+    pub fn figure(count: &u64, _: &dyn askama::Values) -> askama::Result<String> {
+        Ok(crate::text::count(*count))
+    }
+
+    /// Won as people read it: `₩14,400`.
+    pub fn won(amount: &i64, _: &dyn askama::Values) -> askama::Result<String> {
+        Ok(crate::text::won(*amount))
+    }
 }
 
 use super::auth::Signed;

@@ -1,5 +1,6 @@
 //! While and after sending: the live page (Server-Sent Events, or a refresh each second without JavaScript), pause/resume/stop/rate, resuming an interrupted run, the results with their downloads, and "retry failed".
 
+use super::filters;
 use super::flow::{attachment, typed_amount, Empty};
 use super::{render, to, Me};
 use crate::console::auth::{Approver, Editor, Posted, Signed};
@@ -11,7 +12,7 @@ use crate::console::words::Words;
 use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
 use askama::Template;
-use axum::extract::{Path, Query, State as Console};
+use axum::extract::{Path, State as Console};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -352,19 +353,12 @@ pub async fn collect(
     Ok(to(format!("/campaigns/{id}/results")))
 }
 
-#[derive(Deserialize)]
-pub struct DownloadQuery {
-    #[serde(default)]
-    bom: Option<String>,
-}
-
-/// A run's file, with a session only; report.csv optionally after a byte-order mark for Excel.
+/// A run's file, with a session only; the CSVs for people after a byte-order mark for Excel.
 pub async fn download(
     Console(console): Console<Shared>,
     signed: Signed,
     Found(_): Found,
     Path((id, name)): Path<(String, String)>,
-    Query(query): Query<DownloadQuery>,
 ) -> Result<Response, ConsoleError> {
     let (name, content_type) = DOWNLOADS
         .iter()
@@ -372,7 +366,9 @@ pub async fn download(
         .copied()
         .ok_or(ConsoleError::NotFound)?;
     let path = console.workspace.run_dir(&id).join(name);
-    let bom = query.bom.is_some() && name == "report.csv";
+    // The CSVs for people open in Korean Excel as they are: UTF-8 with its byte-order mark.
+    // report.raw.csv, for programs, has none.
+    let bom = matches!(name, "report.csv" | "rejects.csv");
     let response = if name == "summary.json" {
         // It records the campaign file's path, which is the server's: cut to its name, as on pages.
         let text = tokio::fs::read_to_string(&path)

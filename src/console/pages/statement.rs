@@ -115,17 +115,13 @@ pub async fn page(
     signed: Signed,
     Query(query): Query<MonthQuery>,
 ) -> Result<Response, ConsoleError> {
+    // Without `?month=`, the month now (Korean time): the page opens on its statement.
     let month = month_of(&query.month)?;
-    let made = if query.month.is_empty() {
-        (None, Vec::new())
-    } else {
-        let made = make(&console, month, None).await?;
-        console
-            .store
-            .audit(&signed.user.name, "statement", None, &month.to_string())?;
-        (Some(made.0), made.1)
-    };
-    show(signed, month, made)
+    let made = make(&console, month, None).await?;
+    console
+        .store
+        .audit(&signed.user.name, "statement", None, &month.to_string())?;
+    show(signed, month, (Some(made.0), made.1))
 }
 
 /// The statement of a month compared with an uploaded ledger export (an upload: editor).
@@ -196,7 +192,8 @@ async fn make(console: &Shared, month: Month, ledger: Option<PathBuf>) -> Result
         month: Some(month),
         out: Some(out),
         ledger,
-        csv_bom: false,
+        // statement.csv is for people, in Korean Excel: with the UTF-8 byte-order mark.
+        csv_bom: true,
     };
     let statement = tokio::task::spawn_blocking(move || crate::statement::write(&run_dirs, &options))
         .await

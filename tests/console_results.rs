@@ -1,0 +1,78 @@
+//! Results as people use them: figures and won with separators on the results page, the CSVs for people ready for Korean Excel (a byte-order mark; the raw CSV for programs without), and the statement page opening on the current month.
+
+mod common;
+
+use common::console::{approved, between, campaign_id, location, team, until_ended, NOTIFICATION};
+use reqwest::multipart::{Form, Part};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens_on_this_month() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    let mut people = String::from("phone,name,order\n");
+    for i in 0..1_250 {
+        // Numbers ending in 0: none of the sandbox's failing endings (…91 to …96).
+        people.push_str(&format!("0105{:07},고객{i},A-{i}\n", i * 10));
+    }
+    team.editor.page("/campaigns/new").await;
+    let form = Form::new()
+        .text("csrf", team.editor.csrf.clone())
+        .part("campaign_file", Part::text(NOTIFICATION).file_name("campaign.toml"))
+        .part("recipients", Part::text(people).file_name("people.csv"));
+    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    approved(&mut team, &id).await;
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", "₩10,000")])
+        .await;
+    assert_eq!(
+        location(&response),
+        format!("/campaigns/{id}/live"),
+        "1,250 notifications at ₩8"
+    );
+    assert_eq!(until_ended(&mut team.approver, &id).await, "done");
+    common::console::run_status(&team.console.workspace.join("runs").join(&id)).await;
+
+    let (_, results) = team.viewer.page(&format!("/campaigns/{id}/results")).await;
+    assert!(results.contains(">1,250<"), "counts with separators: {results}");
+    assert!(results.contains("₩10,000"), "won with separators: {results}");
+    assert!(
+        !results.contains("?bom="),
+        "no second link: the people's CSV is Excel's already"
+    );
+
+    let get = |path: String| {
+        let viewer = team.viewer.client.clone();
+        let (base, cookie) = (team.viewer.base.clone(), team.viewer.cookie.clone().unwrap());
+        async move {
+            viewer
+                .get(format!("{base}{path}"))
+                .header(reqwest::header::COOKIE, cookie)
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap()
+        }
+    };
+    let bom = b"\xEF\xBB\xBF";
+    for name in ["report.csv", "rejects.csv"] {
+        let bytes = get(format!("/campaigns/{id}/files/{name}")).await;
+        assert!(
+            bytes.is_empty() || bytes.starts_with(bom),
+            "{name} opens in Korean Excel"
+        );
+    }
+    assert!(get(format!("/campaigns/{id}/files/report.csv")).await.starts_with(bom));
+    assert!(!get(format!("/campaigns/{id}/files/report.raw.csv"))
+        .await
+        .starts_with(bom));
+    assert!(get(format!("/campaigns/{id}/rejects.csv")).await.starts_with(bom));
+
+    // The statement page, opened, shows this month's statement.
+    let (_, statement) = team.viewer.page("/statement").await;
+    let classes = between(&statement, "<table id=\"classes\">", "</table>").expect("the month's classes");
+    assert!(classes.contains("₩10,000"), "{classes}");
+}
