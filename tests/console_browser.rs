@@ -321,7 +321,9 @@ async fn the_whole_flow_in_a_real_browser() {
         },
     )
     .unwrap();
-    assert_eq!(downloaded, std::fs::read(again.join("report.csv")).unwrap());
+    // Ready for Korean Excel: the byte-order mark, then report's own bytes.
+    assert_eq!(&downloaded[..3], b"\xEF\xBB\xBF");
+    assert_eq!(&downloaded[3..], &std::fs::read(again.join("report.csv")).unwrap()[..]);
     let status = msgbatch::engine::status(&run_dir).unwrap();
     assert_eq!((status.rows, status.sent, status.pending), (12, 10, 0));
 
