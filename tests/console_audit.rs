@@ -2,20 +2,11 @@
 
 mod common;
 
-use common::console::{approved, campaign_id, location, team, Browser, NOTIFICATION};
-use reqwest::multipart::{Form, Part};
+use common::console::{approved, team, uploaded, Browser, NOTIFICATION};
 
 async fn create(editor: &mut Browser, name: &str) -> String {
-    editor.page("/campaigns/new").await;
     let settings = NOTIFICATION.replace("name = \"order-shipped\"", &format!("name = \"{name}\""));
-    let form = Form::new()
-        .text("csrf", editor.csrf.clone())
-        .part("campaign_file", Part::text(settings).file_name("campaign.toml"))
-        .part(
-            "recipients",
-            Part::text("phone,name,order\n01050000001,고객1,A-1\n").file_name("people.csv"),
-        );
-    campaign_id(&location(&editor.post_multipart("/campaigns", form).await))
+    uploaded(editor, &settings, "phone,name,order\n01050000001,고객1,A-1\n").await
 }
 
 /// The rows of the audit page's table: (person, action, campaign cell).

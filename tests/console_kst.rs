@@ -2,8 +2,7 @@
 
 mod common;
 
-use common::console::{approved, campaign_id, from_kind_picker, team, NOTIFICATION};
-use reqwest::multipart::{Form, Part};
+use common::console::{approved, from_kind_picker, team, uploaded, NOTIFICATION};
 
 /// Whether `page` holds an RFC 3339 UTC stamp such as `2026-11-26T12:38:30Z`.
 fn has_utc_stamp(page: &str) -> bool {
@@ -26,18 +25,14 @@ fn has_utc_stamp(page: &str) -> bool {
 async fn pages_print_recorded_times_in_korean_wall_time() {
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    team.editor.page("/campaigns/new").await;
-    let form = Form::new()
-        .text("csrf", team.editor.csrf.clone())
-        .text("name", "order-shipped")
-        .part("campaign_file", Part::text(NOTIFICATION).file_name("campaign.toml"))
-        .part(
-            "recipients",
-            Part::text("phone,name,order\n01050000001,고객1,A-1\n").file_name("people.csv"),
-        );
-    let id = campaign_id(&common::console::location(
-        &team.editor.post_multipart("/campaigns", form).await,
-    ));
+    let id = uploaded(
+        &mut team.editor,
+        NOTIFICATION,
+        "phone,name,order
+01050000001,고객1,A-1
+",
+    )
+    .await;
     approved(&mut team, &id).await;
     from_kind_picker(&mut team.editor, "sms", "phone,name,coupon\n01050000002,고객2,C-2\n").await;
     let today = chrono::Utc::now()

@@ -2,8 +2,7 @@
 
 mod common;
 
-use common::console::{approved, between, campaign_id, location, team, until_ended, NOTIFICATION};
-use reqwest::multipart::{Form, Part};
+use common::console::{approved, between, location, team, until_ended, uploaded, NOTIFICATION};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens_on_this_month() {
@@ -14,12 +13,7 @@ async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens
         // Numbers ending in 0: none of the sandbox's failing endings (…91 to …96).
         people.push_str(&format!("0105{:07},고객{i},A-{i}\n", i * 10));
     }
-    team.editor.page("/campaigns/new").await;
-    let form = Form::new()
-        .text("csrf", team.editor.csrf.clone())
-        .part("campaign_file", Part::text(NOTIFICATION).file_name("campaign.toml"))
-        .part("recipients", Part::text(people).file_name("people.csv"));
-    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    let id = uploaded(&mut team.editor, NOTIFICATION, &people).await;
     approved(&mut team, &id).await;
     team.approver.page(&format!("/campaigns/{id}")).await;
     let response = team

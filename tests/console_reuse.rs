@@ -2,8 +2,7 @@
 
 mod common;
 
-use common::console::{approved, between, campaign_id, location, team, until_ended};
-use reqwest::multipart::{Form, Part};
+use common::console::{approved, between, campaign_id, location, team, until_ended, uploaded};
 use reqwest::StatusCode;
 
 const SMS: &str = r##"name = "monthly-news"
@@ -24,13 +23,7 @@ async fn retry_failed_makes_a_draft_of_the_recipients_not_taken_that_checks() {
     let mut team = team(dir.path()).await;
     // The sandbox answers ERROR to a number ending in 96.
     let people = "phone,name\n01060000001,고객1\n01060000096,고객2\n01060000003,고객3\n";
-    team.editor.page("/campaigns/new").await;
-    let form = Form::new()
-        .text("csrf", team.editor.csrf.clone())
-        .text("name", "monthly-news")
-        .part("campaign_file", Part::text(SMS).file_name("campaign.toml"))
-        .part("recipients", Part::text(people).file_name("people.csv"));
-    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    let id = uploaded(&mut team.editor, SMS, people).await;
     approved(&mut team, &id).await;
     team.approver.page(&format!("/campaigns/{id}")).await;
     let response = team
@@ -81,13 +74,7 @@ async fn a_copy_keeps_settings_text_and_mappings_without_files_check_or_approval
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
     let people = "phone,name\n01060000001,고객1\n";
-    team.editor.page("/campaigns/new").await;
-    let form = Form::new()
-        .text("csrf", team.editor.csrf.clone())
-        .text("name", "monthly-news")
-        .part("campaign_file", Part::text(SMS).file_name("campaign.toml"))
-        .part("recipients", Part::text(people).file_name("people.csv"));
-    let id = campaign_id(&location(&team.editor.post_multipart("/campaigns", form).await));
+    let id = uploaded(&mut team.editor, SMS, people).await;
     approved(&mut team, &id).await;
 
     // A viewer may not copy; an editor may.

@@ -365,6 +365,24 @@ pub async fn approved(team: &mut Team, id: &str) {
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "another person approves it");
 }
 
+/// A new campaign from a campaign file and a recipients CSV, as an editor uploads them; its id.
+pub async fn uploaded(editor: &mut Browser, settings: &str, recipients_csv: &str) -> String {
+    editor.page("/campaigns/new").await;
+    let form = reqwest::multipart::Form::new()
+        .text("csrf", editor.csrf.clone())
+        .part(
+            "campaign_file",
+            reqwest::multipart::Part::text(settings.to_string()).file_name("campaign.toml"),
+        )
+        .part(
+            "recipients",
+            reqwest::multipart::Part::text(recipients_csv.to_string()).file_name("people.csv"),
+        );
+    let response = editor.post_multipart("/campaigns", form).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "the upload makes a campaign");
+    campaign_id(&location(&response))
+}
+
 /// A new campaign of `kind` from the kind picker (the console's starting settings) with a
 /// recipients CSV, as an editor makes it; its id.
 pub async fn from_kind_picker(editor: &mut Browser, kind: &str, recipients_csv: &str) -> String {
