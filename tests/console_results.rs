@@ -36,13 +36,20 @@ async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens
         "no second link: the people's CSV is Excel's already"
     );
 
-    let get = |path: String| {
+    assert!(
+        results.contains("<code>OK</code> · accepted"),
+        "a code with its meaning: {results}"
+    );
+
+    // A Korean browser's page says what the code means in Korean.
+    let get = |path: String, lang: &'static str| {
         let viewer = team.viewer.client.clone();
         let (base, cookie) = (team.viewer.base.clone(), team.viewer.cookie.clone().unwrap());
         async move {
             viewer
                 .get(format!("{base}{path}"))
                 .header(reqwest::header::COOKIE, cookie)
+                .header(reqwest::header::ACCEPT_LANGUAGE, lang)
                 .send()
                 .await
                 .unwrap()
@@ -51,19 +58,27 @@ async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens
                 .unwrap()
         }
     };
+    let korean = get(format!("/campaigns/{id}/results"), "ko-KR").await;
+    let korean = String::from_utf8_lossy(&korean);
+    assert!(
+        korean.contains("<code>OK</code> · 접수 완료"),
+        "in the page's language: {korean}"
+    );
     let bom = b"\xEF\xBB\xBF";
     for name in ["report.csv", "rejects.csv"] {
-        let bytes = get(format!("/campaigns/{id}/files/{name}")).await;
+        let bytes = get(format!("/campaigns/{id}/files/{name}"), "en").await;
         assert!(
             bytes.is_empty() || bytes.starts_with(bom),
             "{name} opens in Korean Excel"
         );
     }
-    assert!(get(format!("/campaigns/{id}/files/report.csv")).await.starts_with(bom));
-    assert!(!get(format!("/campaigns/{id}/files/report.raw.csv"))
+    assert!(get(format!("/campaigns/{id}/files/report.csv"), "en")
         .await
         .starts_with(bom));
-    assert!(get(format!("/campaigns/{id}/rejects.csv")).await.starts_with(bom));
+    assert!(!get(format!("/campaigns/{id}/files/report.raw.csv"), "en")
+        .await
+        .starts_with(bom));
+    assert!(get(format!("/campaigns/{id}/rejects.csv"), "en").await.starts_with(bom));
 
     // The statement page, opened, shows this month's statement.
     let (_, statement) = team.viewer.page("/statement").await;

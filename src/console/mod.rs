@@ -119,10 +119,7 @@ impl Console {
     }
 
     pub fn report_lang(&self) -> crate::report::Lang {
-        match self.lang.map(|words| words.lang) {
-            Some("ko") => crate::report::Lang::Ko,
-            _ => crate::report::Lang::En,
-        }
+        self.lang.map_or(crate::report::Lang::En, words::Words::report_lang)
     }
 
     /// A one-time sign-in link for a user.

@@ -427,6 +427,17 @@ pub static KO: Words = Words {
 };
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.
+impl Words {
+    /// The language of the report's own words (status labels, the summary) on this page.
+    pub fn report_lang(&self) -> crate::report::Lang {
+        if self.lang == "ko" {
+            crate::report::Lang::Ko
+        } else {
+            crate::report::Lang::En
+        }
+    }
+}
+
 pub fn for_request(fixed: Option<&'static Words>, headers: &HeaderMap) -> &'static Words {
     if let Some(words) = fixed {
         return words;

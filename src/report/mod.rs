@@ -16,7 +16,7 @@ pub use files::{COLUMNS, UTF8_BOM};
 pub use options::{RawCsv, ReportOptions, Workbook, RAW_CSV_FILE};
 pub use row::{ChargeState, Outcome, ReportRow};
 pub(crate) use summary::escape;
-pub use summary::{won, Answers, Funnel, Lang, SendTimes};
+pub use summary::{status_label, won, Answers, Funnel, Lang, SendTimes};
 
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};

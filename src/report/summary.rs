@@ -6,8 +6,8 @@ mod timeline;
 
 pub(crate) use html::escape;
 pub use html::html;
-pub use labels::won;
 pub use labels::Lang;
+pub use labels::{status as status_label, won};
 pub use timeline::SendTimes;
 
 use super::row::{ChargeState, Outcome, ReportRow};

@@ -230,6 +230,8 @@ struct ResultsPage {
     me: Me,
     c: CampaignRecord,
     summary: Option<SummaryFile>,
+    /// The status codes the service answered, each with what it means in the page's language.
+    statuses: Vec<(String, String, u64)>,
     files: Vec<&'static str>,
     can_retry: bool,
     charged: String,
@@ -289,6 +291,15 @@ pub async fn results_page(
         .map(|(name, _)| *name)
         .filter(|name| run_dir.join(name).exists())
         .collect();
+    let lang = signed.words.report_lang();
+    let statuses = summary
+        .iter()
+        .flat_map(|summary| summary.status.statuses.iter())
+        .map(|(code, count)| {
+            let label = crate::report::status_label(code, lang).unwrap_or_default();
+            (code.clone(), label.to_string(), *count)
+        })
+        .collect();
     let charged = summary
         .as_ref()
         .map(|summary| {
@@ -313,6 +324,7 @@ pub async fn results_page(
         me: Me::of(&signed),
         c: record,
         summary,
+        statuses,
         files,
         charged,
     })

@@ -229,6 +229,21 @@ pub fn final_result(result: &str, lang: Lang) -> Option<&'static str> {
     Some(lang.pick(words))
 }
 
+/// What a per-recipient status code of the service means (the spec's "States and transitions"
+/// and error codes); `None` for one it does not document (the page shows the code alone).
+pub fn status(code: &str, lang: Lang) -> Option<&'static str> {
+    let words = match code {
+        "OK" => ["accepted", "접수 완료"],
+        "SMS_00" => ["SMS accepted, in progress", "SMS 접수 완료"],
+        "MMS_0000" => ["LMS accepted, in progress", "LMS 접수 완료"],
+        "ERROR" => ["not accepted", "접수 실패"],
+        code if code.starts_with("CH_") => ["channel failure", "채널 발송 실패"],
+        code if code.starts_with("ERR_") => ["refused by the service", "서비스 거부"],
+        code => return final_result(code, lang),
+    };
+    Some(lang.pick(words))
+}
+
 /// What a reject reason means; `None` for one this table does not know (the page shows its code).
 pub fn reject_reason(reason: &str, lang: Lang) -> Option<&'static str> {
     let words = match reason {
@@ -317,5 +332,15 @@ mod tests {
         assert_eq!(width(100, Lang::En), "100 ms");
         assert_eq!(width(2_000, Lang::En), "2 s");
         assert_eq!(width(600_000, Lang::Ko), "10분");
+    }
+
+    #[test]
+    fn status_codes_carry_their_meaning_and_unknown_ones_none() {
+        assert_eq!(status("MMS_0000", Lang::Ko), Some("LMS 접수 완료"));
+        assert_eq!(status("OK", Lang::Ko), Some("접수 완료"));
+        assert_eq!(status("CH_SBX_BLOCKED", Lang::En), Some("channel failure"));
+        assert_eq!(status("ERR_201", Lang::En), Some("refused by the service"));
+        assert_eq!(status("GIVEUP", Lang::En), final_result("GIVEUP", Lang::En));
+        assert_eq!(status("SBX_SOMETHING", Lang::En), None);
     }
 }
