@@ -1,4 +1,4 @@
-//! A campaign used again from the console: "Retry failed" makes a new draft of the recipients the service did not take, from the campaign's own settings (its connection, not the run's composed endpoint and prices); "Copy" makes a new draft with its settings, text and mappings, without its files, check or approval.
+//! A campaign used again from the console: its results offer the recipients the service did not take as a list; "Retry failed" makes a new draft of the recipients the service did not take, from the campaign's own settings (its connection, not the run's composed endpoint and prices); "Copy" makes a new draft with its settings, text and mappings, without its files, check or approval.
 
 mod common;
 
@@ -33,6 +33,25 @@ async fn retry_failed_makes_a_draft_of_the_recipients_not_taken_that_checks() {
     assert_eq!(location(&response), format!("/campaigns/{id}/live"), "three SMS at ₩9");
     until_ended(&mut team.approver, &id).await;
     common::console::run_status(&team.console.workspace.join("runs").join(&id)).await;
+
+    // The results offer the list of the recipients not taken, for Korean Excel.
+    let (_, results) = team.editor.page(&format!("/campaigns/{id}/results")).await;
+    assert!(
+        results.contains(&format!("/campaigns/{id}/not-accepted.csv")),
+        "{results}"
+    );
+    let list = team
+        .viewer
+        .get(&format!("/campaigns/{id}/not-accepted.csv"))
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    assert!(list.starts_with(b"\xEF\xBB\xBF"), "with the byte-order mark");
+    let list = String::from_utf8_lossy(&list[3..]).into_owned();
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "a header and the one not taken: {list}");
+    assert!(lines[1].starts_with("01060000096"), "{list}");
 
     team.editor.page(&format!("/campaigns/{id}/results")).await;
     let response = team.editor.post(&format!("/campaigns/{id}/retry"), &[]).await;

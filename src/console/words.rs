@@ -142,6 +142,7 @@ pub struct Words {
     pub copy_campaign: &'static str,
     pub copy_suffix: &'static str,
     pub show: &'static str,
+    pub not_accepted_list: &'static str,
 }
 
 pub static EN: Words = Words {
@@ -283,6 +284,7 @@ pub static EN: Words = Words {
     copy_campaign: "Copy as a new campaign",
     copy_suffix: "copy",
     show: "Show",
+    not_accepted_list: "the recipients the service did not take",
 };
 
 pub static KO: Words = Words {
@@ -424,6 +426,7 @@ pub static KO: Words = Words {
     copy_campaign: "새 캠페인으로 복사",
     copy_suffix: "사본",
     show: "보기",
+    not_accepted_list: "서비스가 접수하지 않은 수신자",
 };
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.

@@ -113,6 +113,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns/{id}/files/{name}", get(results::download))
         .route("/campaigns/{id}/retry", post(results::retry))
         .route("/campaigns/{id}/copy", post(campaign::copy))
+        .route("/campaigns/{id}/not-accepted.csv", get(results::not_accepted))
         .route("/campaigns/{id}/collect", post(results::collect))
         .route("/assets/console.css", get(css))
         .route("/assets/live.js", get(live_js))

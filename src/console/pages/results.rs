@@ -426,6 +426,44 @@ pub async fn file_response(
     Ok(attachment(name, content_type, body))
 }
 
+/// The recipients the service answered it did not take, as a list to send again elsewhere or to
+/// look into (their phone, name and the columns the message used), for Korean Excel.
+pub async fn not_accepted(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Found(record): Found,
+) -> Result<Response, ConsoleError> {
+    let id = record.id;
+    if crate::console::runner::active(&console, &id).is_some() {
+        return Err(ConsoleError::Conflict(
+            "this campaign is sending: wait for its run to end".into(),
+        ));
+    }
+    let run_dir = console.workspace.run_dir(&id);
+    let scratch = console
+        .workspace
+        .uploads_dir()
+        .join(format!("not-accepted-{}", crate::console::auth::random_token()));
+    let out = scratch.clone();
+    let planned =
+        tokio::task::spawn_blocking(move || crate::retry::plan(&run_dir, crate::retry::Only::Failed, Some(&out)))
+            .await
+            .map_err(ConsoleError::internal)?;
+    let bytes = planned.and_then(|plan| Ok(std::fs::read(&plan.recipients_file)?));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut body = crate::report::UTF8_BOM.to_vec();
+    match bytes {
+        Ok(bytes) => body.extend_from_slice(&bytes),
+        // Everyone was taken: the list is empty, not an error.
+        Err(error) if crate::engine::rules::classify(&error) == crate::engine::rules::ErrorClass::Refusal => {}
+        Err(error) => return Err(error.into()),
+    }
+    console
+        .store
+        .audit(&signed.user.name, "downloaded", Some(&id), "not-accepted.csv")?;
+    Ok(attachment("not-accepted.csv", "text/csv; charset=utf-8", body))
+}
+
 /// The run's summary.html, shown inside the results page (viewing is not a download).
 pub async fn summary(
     Console(console): Console<Shared>,
