@@ -116,14 +116,14 @@ fn sms_reject_fixture() -> SmsRejectFixture {
     assert!(euc_kr_len(&filled).unwrap() > SMS_MAX, "the long row is over 90 bytes");
     let mut bytes = Vec::new();
     bytes.extend_from_slice(b"phone,name,coupon\n");
-    bytes.extend_from_slice("010-6000-0001,김민수,WINTER10\n".as_bytes()); // 1 valid
-    bytes.extend_from_slice(",이서연,WINTER10\n".as_bytes()); // 2 phone_missing
-    bytes.extend_from_slice("02-123-4567,박지훈,WINTER10\n".as_bytes()); // 3 phone_invalid (landline)
-    bytes.extend_from_slice("010-6000-0004,최유진,\n".as_bytes()); // 4 variable_missing
-    bytes.extend_from_slice("010-6000-0005,정하늘😀,WINTER10\n".as_bytes()); // 5 unencodable
-    bytes.extend_from_slice(format!("010-6000-0006,강도윤,{long_coupon}\n").as_bytes()); // 6 too_long
-    bytes.extend_from_slice(b"010-6000-0007,\xB1\xE8\xB9\xCE,WINTER10\n"); // 7 not_text (CP949 bytes)
-    bytes.extend_from_slice("010-1234-abcd,오세훈,WINTER10\n".as_bytes()); // 8 phone_invalid (letters)
+    bytes.extend_from_slice("010-6000-0001,김민수,WINTER10\n".as_bytes()); // row 2 valid
+    bytes.extend_from_slice(",이서연,WINTER10\n".as_bytes()); // row 3 phone_missing
+    bytes.extend_from_slice("02-123-4567,박지훈,WINTER10\n".as_bytes()); // row 4 phone_invalid (landline)
+    bytes.extend_from_slice("010-6000-0004,최유진,\n".as_bytes()); // row 5 variable_missing
+    bytes.extend_from_slice("010-6000-0005,정하늘😀,WINTER10\n".as_bytes()); // row 6 unencodable
+    bytes.extend_from_slice(format!("010-6000-0006,강도윤,{long_coupon}\n").as_bytes()); // row 7 too_long
+    bytes.extend_from_slice(b"010-6000-0007,\xB1\xE8\xB9\xCE,WINTER10\n"); // row 8 not_text (CP949 bytes)
+    bytes.extend_from_slice("010-1234-abcd,오세훈,WINTER10\n".as_bytes()); // row 9 phone_invalid (letters)
     write(dir.path(), "people.csv", &bytes);
     let campaign = write(
         dir.path(),
@@ -138,13 +138,13 @@ fn sms_reject_fixture() -> SmsRejectFixture {
         rows: 8,
         valid: 1,
         rejects: vec![
-            (2, "phone", "phone_missing"),
-            (3, "phone", "phone_invalid"),
-            (4, "coupon", "variable_missing"),
-            (5, "message", "unencodable"),
-            (6, "message", "too_long"),
-            (7, "name", "not_text"),
-            (8, "phone", "phone_invalid"),
+            (3, "phone", "phone_missing"),
+            (4, "phone", "phone_invalid"),
+            (5, "coupon", "variable_missing"),
+            (6, "message", "unencodable"),
+            (7, "message", "too_long"),
+            (8, "name", "not_text"),
+            (9, "phone", "phone_invalid"),
         ],
     }
 }
@@ -299,7 +299,7 @@ fn validate_rejects_a_notification_over_1000_characters_as_too_long() {
     );
     assert_eq!(
         read_rejects(&rejects_path),
-        vec![(2, "message".to_string(), "too_long".to_string())]
+        vec![(3, "message".to_string(), "too_long".to_string())]
     );
 }
 

@@ -863,7 +863,7 @@ fn resume_refuses_when_a_chunk_it_knows_starts_at_another_row_or_is_no_longer_ma
     });
     fx.resume(false)
         .expect_code(EXIT_REFUSED)
-        .expect_stderr("first row 11 now, 12 when it was sent");
+        .expect_stderr("first row 12 now, 13 when it was sent");
     assert_eq!(fx.sandbox.sent(), sent_before);
 
     edit_checkpoint(&fx, |records| {

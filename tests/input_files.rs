@@ -36,8 +36,8 @@ fn parquet_values(file: &str, column: &str) -> Vec<Option<String>> {
     let rows = read_column(&fixture(file), InputFormat::Parquet, column).unwrap_or_else(|e| panic!("{column}: {e}"));
     assert_eq!(
         rows.iter().map(|r| r.row).collect::<Vec<_>>(),
-        [1, 2, 3],
-        "{column}: every row, in order"
+        [2, 3, 4],
+        "{column}: every row, in order, numbered as a spreadsheet shows them"
     );
     for row in &rows {
         assert_eq!(row.unreadable, None, "{column}: row {}", row.row);
@@ -249,9 +249,9 @@ fn columns_nobody_mapped_do_not_refuse_the_file_whatever_their_type() {
     assert_eq!(
         read,
         [
-            (1, Some("010-2000-1001"), Some("100"), false),
-            (2, Some("010-2000-1002"), None, false),
-            (3, Some("010-2000-1003"), Some("300"), false),
+            (2, Some("010-2000-1001"), Some("100"), false),
+            (3, Some("010-2000-1002"), None, false),
+            (4, Some("010-2000-1003"), Some("300"), false),
         ]
     );
 }
@@ -487,7 +487,8 @@ fn a_truncated_parquet_file_is_refused_naming_the_file() {
     refused(dir.path(), &campaign, &[], "a truncated file", &["people.parquet"]);
 }
 
-/// A CSV of `rows` recipients `phone,name,coupon` with `row` (1-based) replaced by `line`.
+/// A CSV of `rows` recipients `phone,name,coupon` with recipient `row` (1-based, so on spreadsheet
+/// row `row + 1`) replaced by `line`.
 fn csv_with(rows: usize, row: usize, line: &str) -> String {
     let mut text = String::from("phone,name,coupon\n");
     for i in 1..=rows {
@@ -521,7 +522,7 @@ fn an_unbalanced_quote_at_row_10_of_1000_refuses_naming_the_row_and_column() {
             &campaign,
             &env,
             "a runaway quote",
-            &["people.csv", "row 10 (line 11)", "column \"name\"", "never closed"],
+            &["people.csv", "row 11 (line 11)", "column \"name\"", "never closed"],
         );
     }
 }
@@ -569,9 +570,9 @@ fn ragged_rows_are_rejected_with_their_field_counts_and_the_rest_is_read() {
     assert_eq!((u(&json, "rows"), u(&json, "valid")), (5, 3), "{json:#}");
     assert_eq!(by_reason(&json), BTreeMap::from([("ragged".into(), 2)]));
     let rejected = rejects(dir.path());
-    assert_eq!(rejected[0].0, 2);
+    assert_eq!(rejected[0].0, 3);
     assert_eq!(rejected[0].3, "4 fields, the header has 3");
-    assert_eq!((rejected[1].0, rejected[1].1.as_str()), (4, "coupon"));
+    assert_eq!((rejected[1].0, rejected[1].1.as_str()), (5, "coupon"));
     assert_eq!(rejected[1].3, "2 fields, the header has 3");
 }
 
@@ -589,7 +590,7 @@ fn a_nul_in_a_field_rejects_the_row_as_not_text_naming_the_column() {
     let rejected = rejects(dir.path());
     assert_eq!(
         (rejected[0].0, rejected[0].1.as_str(), rejected[0].3.as_str()),
-        (2, "name", "contains a NUL byte")
+        (3, "name", "contains a NUL byte")
     );
 }
 

@@ -105,7 +105,13 @@ fn check_csv(bytes: &[u8], encoding: Encoding, max_field: usize) -> Result<(), T
         "rows out equal the records in"
     );
     for (index, row) in rows.iter().enumerate() {
-        prop_assert_eq!(row.row, index as u64 + 1);
+        prop_assert_eq!(
+            row.row,
+            index as u64 + 2,
+            "record {} on spreadsheet row {}",
+            index,
+            index + 2
+        );
         match &row.unreadable {
             Some(reason) => prop_assert!(!reason.column().is_empty(), "a reason names its column"),
             None => {
@@ -403,7 +409,7 @@ proptest! {
         prop_assert_eq!(read.len(), rows);
         for (index, row) in read.iter().enumerate() {
             let number = index as u64 + 1;
-            prop_assert_eq!(row.row, number);
+            prop_assert_eq!(row.row, number + 1, "record {} on row {}, as under a header row", index, number + 1);
             prop_assert_eq!(row.vars[0].as_deref().map(String::from), Some(number.to_string()), "in order");
             prop_assert_eq!(row.phone.as_deref().map(String::from), Some(phones[index].to_string()));
             prop_assert_eq!(&row.unreadable, &None);

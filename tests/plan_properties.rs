@@ -127,11 +127,12 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
     let mut recorder = Recorder::default();
     let scan = plan::walk(&campaign, &mut recorder).map_err(|e| TestCaseError::fail(e.to_string()))?;
 
-    // Rows out equal records in, in order, each in exactly one bucket.
+    // Rows out equal records in, in order (record i on spreadsheet row i + 2, the header on row 1),
+    // each in exactly one bucket.
     prop_assert_eq!(scan.rows, records.len() as u64);
     prop_assert!(scan.balanced(), "{scan:?}");
     let numbers: Vec<u64> = recorder.rows.iter().map(|r| r.row.row).collect();
-    prop_assert_eq!(numbers, (1..=records.len() as u64).collect::<Vec<_>>());
+    prop_assert_eq!(numbers, (2..records.len() as u64 + 2).collect::<Vec<_>>());
 
     let listed: BTreeSet<String> = suppressed
         .iter()
@@ -148,13 +149,13 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
                     !rejection.detail.is_empty() && !rejection.column.is_empty(),
                     "row {row}: {rejection:?}"
                 );
-                if let Record::Ragged(_) = &records[row as usize - 1] {
+                if let Record::Ragged(_) = &records[row as usize - 2] {
                     prop_assert_eq!(rejection.reason.as_str(), "ragged");
                 }
             }
             Fate::Suppressed | Fate::Duplicate => prop_assert!(planned.chunk.is_none()),
             Fate::Valid(recipient) => {
-                prop_assert!(!matches!(records[row as usize - 1], Record::Ragged(_)), "row {row}");
+                prop_assert!(!matches!(records[row as usize - 2], Record::Ragged(_)), "row {row}");
                 prop_assert!(sent.insert(recipient.phone.clone()), "{} sent twice", recipient.phone);
                 prop_assert!(
                     !listed.contains(recipient.phone.as_str()),

@@ -32,7 +32,11 @@ fn previews_show_each_lanes_first_rows_and_longest_message_exactly_as_filled() {
         .iter()
         .map(|m| (m["row"].as_u64().unwrap(), m["chosen"].as_str().unwrap()))
         .collect();
-    assert_eq!(rows, [(1, "first")], "one SMS row asked for; no longer SMS row exists");
+    assert_eq!(
+        rows,
+        [(2, "first")],
+        "one SMS row asked for (the first person, on row 2 under the header); no longer SMS row exists"
+    );
     let first = &sms[0];
     assert_eq!(first["text"], "[데모몰] 김민수님 쿠폰 C1");
     assert_eq!(first["phone"], "010-****-1001", "phones are masked");
@@ -66,12 +70,12 @@ fn the_longest_message_is_shown_after_the_first_rows() {
     )
     .expect_code(0, "validate --preview");
     assert!(
-        validated.stdout.contains("row 1 010-****-1001 (first;"),
+        validated.stdout.contains("row 2 010-****-1001 (first;"),
         "{}",
         validated.show()
     );
     assert!(
-        validated.stdout.contains("row 3 010-****-1003 (longest;"),
+        validated.stdout.contains("row 4 010-****-1003 (longest;"),
         "{}",
         validated.show()
     );

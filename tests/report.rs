@@ -222,8 +222,8 @@ fn every_input_row_is_in_the_report_once_and_the_files_are_owner_only() {
     let numbers: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
     assert_eq!(
         numbers,
-        (1..=input_rows as u64).collect::<Vec<_>>(),
-        "rows 1..=N, each once, in order"
+        (2..=input_rows as u64 + 1).collect::<Vec<_>>(),
+        "rows 2..=N+1 (the header is row 1), each once, in order"
     );
     let status = &summary["status"];
     let bucket = |name: &str| status[name].as_u64().unwrap();

@@ -445,7 +445,7 @@ fn send_test_sends_each_chosen_message_to_the_test_numbers_only_and_counts_in_no
     .finish();
     sent.expect_code(0);
     // The first valid row and the longest message, each to both numbers, masked.
-    assert!(sent.stdout.contains("row 1 (first)"), "{}", sent.stdout);
+    assert!(sent.stdout.contains("row 2 (first)"), "{}", sent.stdout);
     assert!(
         sent.stdout.contains("to 010-****-1212: OK (accepted)"),
         "{}",

@@ -45,11 +45,11 @@ impl FormulaRun {
                 ])
                 .unwrap();
         }
-        // Row 6: a name that is a plain negative number, no formula: left as it is.
+        // Row 7 (the header is row 1): a name that is a plain negative number, no formula: left as it is.
         people.write_record(["01020000020", "-1200", "A-6"]).unwrap();
-        // Row 7: a phone written as a formula, rejected, reported as written.
+        // Row 8: a phone written as a formula, rejected, reported as written.
         people.write_record(["=1+1", "유선", "A-7"]).unwrap();
-        // Row 8: no order: rejected, its column named in rejects.csv.
+        // Row 9: no order: rejected, its column named in rejects.csv.
         people.write_record(["01020000021", "빈값", ""]).unwrap();
         std::fs::write(dir.path().join("people.csv"), people.into_inner().unwrap()).unwrap();
         let campaign = format!(
@@ -106,9 +106,9 @@ fn report_csv_marks_formula_like_texts_and_report_raw_csv_keeps_them_as_they_are
     let raw = rows_by_column(&run_dir.join("report.raw.csv"));
     assert_eq!(people.len(), 8, "{people:?}");
     for (index, formula) in FORMULA_NAMES.iter().enumerate() {
-        assert_eq!(people[index]["name"], format!("'{formula}"), "row {}", index + 1);
-        assert_eq!(raw[index]["name"], *formula, "row {}", index + 1);
-        assert_eq!(people[index]["charge_state"], "charged", "row {} was sent", index + 1);
+        assert_eq!(people[index]["name"], format!("'{formula}"), "row {}", index + 2);
+        assert_eq!(raw[index]["name"], *formula, "row {}", index + 2);
+        assert_eq!(people[index]["charge_state"], "charged", "row {} was sent", index + 2);
         assert_eq!(people[index]["amount"], "9", "a number stays a number");
     }
     assert_eq!(people[5]["name"], "-1200", "a plain number is no formula");
@@ -127,7 +127,7 @@ fn report_csv_marks_formula_like_texts_and_report_raw_csv_keeps_them_as_they_are
             }
         }
     }
-    // Row 8's error names its column first: `=order: #{VAR1} has no value`.
+    // Row 9's error names its column first: `=order: #{VAR1} has no value`.
     assert_eq!(people[7]["error"], format!("'{}", raw[7]["error"]));
     assert!(raw[7]["error"].starts_with(ORDER_COLUMN), "{:?}", raw[7]);
     assert_eq!(
@@ -153,14 +153,14 @@ fn rejects_csv_marks_a_column_named_like_a_formula() {
     let rejects = rows_by_column(&run.run_dir().join("rejects.csv"));
     let missing = rejects
         .iter()
-        .find(|reject| reject["row"] == "8")
-        .unwrap_or_else(|| panic!("row 8 is rejected: {rejects:?}"));
+        .find(|reject| reject["row"] == "9")
+        .unwrap_or_else(|| panic!("row 9 is rejected: {rejects:?}"));
     assert_eq!(missing["reason"], "variable_missing");
     assert_eq!(missing["column"], format!("'{ORDER_COLUMN}"));
     let phone = rejects
         .iter()
-        .find(|reject| reject["row"] == "7")
-        .expect("row 7 is rejected");
+        .find(|reject| reject["row"] == "8")
+        .expect("row 8 is rejected");
     assert_eq!(phone["reason"], "phone_invalid");
     assert_eq!(phone["column"], "phone");
 }

@@ -71,7 +71,7 @@ pub enum Command {
         /// Test numbers, comma-separated (at most 20), like 01012345678,010-9876-5432.
         #[arg(long, required = true, value_delimiter = ',')]
         to: Vec<String>,
-        /// Input rows to send, comma-separated, as the file numbers them (default: the first valid row of each lane and its longest message).
+        /// Input rows to send, comma-separated, numbered as a spreadsheet shows them (header on row 1), as in rejects and previews (default: the first valid row of each lane and its longest message).
         #[arg(long, value_delimiter = ',')]
         rows: Option<Vec<u64>>,
         /// Directory of the test send (default: tests/NAME-TIMESTAMP beside the campaign).

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Bumped when the stored layout changes.
-pub const FORMAT_VERSION: u32 = 2;
+/// Bumped when the stored layout changes, or the meaning of what it stores: 3 numbers rows as a
+/// spreadsheet shows them (`input::sheet_row`; CSV and Parquet rows were one less in 2), and row
+/// numbers are in every chunk's identity and result.
+pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {

@@ -154,8 +154,14 @@ pub(super) fn release_run_dir(run_dir: &Path, created: bool) {
 /// since the run started: the chunks and rows of the checkpoint would no longer be the same.
 pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
     if meta.format != checkpoint::FORMAT_VERSION {
+        // Its chunks were recorded under other row numbers: cut again now, none would be recognised.
+        let why = if meta.format == 2 {
+            " (rows are now numbered as a spreadsheet shows them, the first recipient on row 2: a CSV or Parquet run of layout 2 numbered it 1)"
+        } else {
+            ""
+        };
         bail!(Refusal(format!(
-            "this run's checkpoint has layout {} and this msgbatch reads layout {}: finish it with the release that started it",
+            "this run's checkpoint has layout {} and this msgbatch reads layout {}{why}: finish it, and write its report, with the release that started it",
             meta.format,
             checkpoint::FORMAT_VERSION
         )));

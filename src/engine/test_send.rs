@@ -28,8 +28,8 @@ pub const TEST_SEND_FILE: &str = "test-send.json";
 pub struct TestSendOptions {
     /// The test numbers as given (`--to`), in any of the spellings the phone rules take.
     pub to: Vec<String>,
-    /// Input rows to send (`--rows`, as the file numbers them); by default the first valid row of
-    /// each lane and the lane's longest message.
+    /// Input rows to send (`--rows`, numbered as a spreadsheet shows them, `input::sheet_row`); by
+    /// default the first valid row of each lane and the lane's longest message.
     pub rows: Option<Vec<u64>>,
     /// The test send's directory (default: `tests/NAME-TIMESTAMP` beside the campaign).
     pub out: Option<PathBuf>,

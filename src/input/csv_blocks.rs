@@ -11,7 +11,7 @@
 use super::csv_source::{encoding_name, header_name, record_limit, sniff, Columns, CsvRows, Sniffed};
 use super::decode::{Cp949Reader, NOT_CP949};
 use super::record_window::CHUNK_BYTES;
-use super::{locate, ordered, plain_lines, ColumnSpec, InputError, RawRow, RowSource};
+use super::{locate, ordered, plain_lines, record_row, ColumnSpec, InputError, RawRow, RowSource};
 use crate::campaign::Encoding;
 use std::fs::File;
 use std::io::Read;
@@ -204,7 +204,7 @@ impl BlockedCsv {
                 Err(source) => {
                     return Err(InputError::Read {
                         path: self.columns.path.clone(),
-                        row: self.rows_before + 1,
+                        row: record_row(self.rows_before),
                         source,
                     })
                 }
@@ -256,7 +256,9 @@ impl BlockedCsv {
     }
 
     /// The rows of the next block in file order (every block cut comes back here or to
-    /// `placed_error`, in the order it was cut), numbered from the start of the file.
+    /// `placed_error`, in the order it was cut), numbered from the start of the file: a block
+    /// numbers its rows as if it were the whole file, and the records before it shift each
+    /// (`record_row(k) + n` is `record_row(k + n)`).
     fn number(&mut self, mut rows: Vec<RawRow>) -> Vec<RawRow> {
         for row in &mut rows {
             row.row += self.rows_before;
@@ -305,8 +307,8 @@ impl BlockedCsv {
 }
 
 impl Block {
-    /// Every row of the block, numbered from 1; or the error that stops the file, with its row
-    /// counted in the block.
+    /// Every row of the block, numbered as if the block were the whole file (its first record is
+    /// row 2); or the error that stops the file, with its row numbered so too.
     fn parse(mut self) -> Result<Vec<RawRow>, InputError> {
         let bytes = if self.columns.from_cp949 {
             let mut decoded = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 2);
@@ -339,7 +341,7 @@ impl Block {
             // is still refused rather than cut in the middle of a record.
             return Err(InputError::FieldTooLarge {
                 path,
-                row: rows.len() as u64 + 1,
+                row: record_row(rows.len() as u64),
                 line: self.first_line,
                 column,
                 limit,
@@ -427,7 +429,7 @@ mod tests {
         let rows = all(blocked(&file, 50, 1 << 20)).unwrap();
         assert_eq!(rows.len(), 200);
         for (i, row) in rows.iter().enumerate() {
-            assert_eq!(row.row, i as u64 + 1);
+            assert_eq!(row.row, i as u64 + 2, "record {i}: one row however many lines it spans");
             assert_eq!(row.phone.as_deref(), Some(format!("0101234{i:04}").as_str()));
             assert_eq!(row.unreadable, None, "row {}", row.row);
             let name = row.name.as_deref().unwrap();
@@ -453,7 +455,7 @@ mod tests {
         let file = file_of(text.as_bytes());
         let error = all(blocked(&file, 64, 1 << 20)).unwrap_err().to_string();
         assert!(
-            error.contains("row 10 (line 11)") && error.contains("\"name\""),
+            error.contains("row 11 (line 11)") && error.contains("\"name\""),
             "{error}"
         );
     }
@@ -463,7 +465,7 @@ mod tests {
         let file = file_of(&[b"phone,name,order\n".as_slice(), &vec![0u8; 4 << 20]].concat());
         let error = all(blocked(&file, 1 << 16, 1024)).unwrap_err();
         assert!(
-            matches!(error, InputError::FieldTooLarge { row: 1, line: 2, .. }),
+            matches!(error, InputError::FieldTooLarge { row: 2, line: 2, .. }),
             "{error}"
         );
     }

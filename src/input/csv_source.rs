@@ -10,7 +10,9 @@
 use super::decode::Cp949Reader;
 use super::raw_record::{self, QuoteFault};
 use super::record_window::{RecordWindow, CHUNK_BYTES};
-use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
+use super::{
+    locate, record_row, sheet_row, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable,
+};
 use crate::campaign::Encoding;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -25,7 +27,8 @@ pub struct CsvRows {
     columns: Columns,
     reader: csv::Reader<Source>,
     record: csv::ByteRecord,
-    next_row: u64,
+    /// The data records read so far: the next one's row is `record_row(records)`.
+    records: u64,
     /// Lines before the first byte this reader sees (a block of a file read in parallel starts
     /// part-way down the file).
     line_offset: u64,
@@ -288,7 +291,7 @@ impl CsvRows {
             Err(error) => {
                 return Err(InputError::Malformed {
                     path: path.to_path_buf(),
-                    row: 0,
+                    row: sheet_row(0),
                     message: format!("header: {error}"),
                 })
             }
@@ -298,7 +301,7 @@ impl CsvRows {
             if let Some((field, line, problem)) = unbalanced_quote(raw, 1) {
                 return Err(InputError::Malformed {
                     path: path.to_path_buf(),
-                    row: 0,
+                    row: sheet_row(0),
                     message: format!("the header (line {line}), its column {}: {problem}", field + 1),
                 });
             }
@@ -322,14 +325,15 @@ impl CsvRows {
             },
             reader,
             record: csv::ByteRecord::new(),
-            next_row: 1,
+            records: 0,
             line_offset: 0,
         })
     }
 
     /// A reader of one block of a file whose header was read already: `bytes`, in UTF-8 (decoded
     /// already from CP949), start at a record boundary, on line `first_line` of the file (see
-    /// `csv_blocks`). Rows are numbered from 1.
+    /// `csv_blocks`). Rows are numbered as if the block were the whole file (its first record is row
+    /// 2); the caller adds the rows before it.
     pub(super) fn block(columns: Columns, bytes: Vec<u8>, first_line: u64) -> CsvRows {
         let capacity = bytes.len().clamp(1, CHUNK_BYTES);
         let nothing_more: Box<dyn Read + Send> = Box::new(std::io::empty());
@@ -344,7 +348,7 @@ impl CsvRows {
             columns,
             reader,
             record: csv::ByteRecord::new(),
-            next_row: 1,
+            records: 0,
             line_offset: first_line - 1,
         }
     }
@@ -353,7 +357,7 @@ impl CsvRows {
     pub(super) fn read_rows(&mut self, rows: &mut Vec<RawRow>, max: usize) -> Result<bool, InputError> {
         let goal = rows.len() + max;
         while rows.len() < goal {
-            let row = self.next_row;
+            let row = record_row(self.records);
             let start = self.reader.position().clone();
             match self.reader.read_byte_record(&mut self.record) {
                 Ok(true) => {}
@@ -367,7 +371,7 @@ impl CsvRows {
                 self.check_quotes(row, &start, end)?;
             }
             rows.push(make_row(&self.columns, row, suspicious, &self.record));
-            self.next_row += 1;
+            self.records += 1;
             self.reader.get_mut().record_starts_at(end);
         }
         Ok(true)

@@ -26,7 +26,7 @@
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
 use super::sheet_markup::{self, Area};
-use super::{locate, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
+use super::{locate, sheet_row, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
 use calamine::{
     open_workbook_from_rs, CellType, Data, Dimensions, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible,
@@ -421,7 +421,7 @@ impl SheetRows {
         let name = if self.has_name { values.next().flatten() } else { None };
         let vars = values.collect();
         RawRow {
-            row: u64::from(row) + 1,
+            row: sheet_row(u64::from(row)),
             phone,
             name,
             vars,

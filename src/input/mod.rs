@@ -25,6 +25,25 @@ pub use csv_blocks::BlockedCsv;
 pub use excel_source::{cell_text, CellProblem};
 use std::path::{Path, PathBuf};
 
+/// The row number a spreadsheet program shows beside the sheet's row `index`, counted from 0 (the
+/// sheet's first line, whatever it holds). The one rule of row numbers: every reader numbers its
+/// rows through it (a spreadsheet by its own rows, a CSV or Parquet file by [`record_row`]), so the
+/// same person has the same number in a reject, report.csv, a preview, a test send's `--rows` and
+/// in Excel or LibreOffice, whatever the file's format. A row number is part of a chunk's identity
+/// (`plan::chunks`): changing this rule changes the checkpoint's format version.
+pub const fn sheet_row(index: u64) -> u64 {
+    index + 1
+}
+
+/// The row number of a file's data record `index`, counted from 0, in a file whose first record
+/// is its header (a CSV file; a Parquet file is numbered as if its column names were one): the
+/// header is the sheet's row 1, so data record 0 is row 2. A record is counted once however many
+/// lines it spans (a quoted line break is a line break within one cell); a line with nothing on
+/// it is no record, as for the csv crate (a spreadsheet exporting a blank row writes its commas).
+pub const fn record_row(index: u64) -> u64 {
+    sheet_row(index + 1)
+}
+
 /// A field's text as read. Most values of a recipient list (a phone number, a name, a code, a
 /// date) fit in its 24 bytes and need no allocation of their own: rows are made on one thread and
 /// dropped on another, and allocating and freeing several fields a row cost more than parsing them.
@@ -37,9 +56,9 @@ pub type FieldValues = smallvec::SmallVec<[Option<FieldText>; 3]>;
 /// One input row as read: the mapped columns only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawRow {
-    /// The number a person finds the row under, increasing through the file: CSV and Parquet
-    /// count data rows from 1 (the header is not a row); a spreadsheet gives the sheet's own row
-    /// number (header on row 1: the first data row is 2; a blank row is skipped, not counted).
+    /// The number a spreadsheet program shows beside the row, increasing through the file (see
+    /// [`sheet_row`], the one rule every reader numbers by): header on row 1, so the first
+    /// recipient is row 2, whether the file is CSV, Parquet, .xlsx, .xls or .ods.
     pub row: u64,
     pub phone: Option<FieldText>,
     pub name: Option<FieldText>,
@@ -358,6 +377,20 @@ pub(crate) mod tests {
 
     fn headers(names: &[&str]) -> Vec<String> {
         names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn the_header_is_row_1_and_a_files_first_record_row_2() {
+        assert_eq!(
+            (sheet_row(0), sheet_row(1)),
+            (1, 2),
+            "a sheet's own rows, from its first line"
+        );
+        assert_eq!(
+            (record_row(0), record_row(27)),
+            (2, 29),
+            "data records under a header on row 1"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use super::parquet_footer::{Annotation, FileColumn, Footer, Unread};
 use super::parquet_types::{self, ColumnReading};
-use super::{locate, ordered, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
+use super::{locate, ordered, record_row, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -251,7 +251,7 @@ impl Cursor {
                     let length = max.min(frame.height() - *cut);
                     let piece = Piece {
                         frame: frame.slice(*cut as i64, length),
-                        first_row: (*offset + *cut) as u64 + 1,
+                        first_row: record_row((*offset + *cut) as u64),
                     };
                     *cut += length;
                     return Ok(Some(piece));
@@ -385,7 +385,8 @@ mod tests {
         let batch = rows.next_batch(10).unwrap().unwrap();
         assert_eq!(batch.len(), 2);
         assert_eq!(batch[0].phone.as_deref(), Some("1012345678"));
-        assert_eq!(batch[1].row, 2);
+        // Numbered as under a header row: the second record is row 3.
+        assert_eq!((batch[0].row, batch[1].row), (2, 3));
         assert_eq!(batch[1].vars.as_slice(), [None]);
         assert!(rows.next_batch(10).unwrap().is_none());
     }
@@ -454,7 +455,7 @@ mod tests {
         assert_eq!(read, expected);
         assert_eq!(
             read.iter().map(|r| r.row).collect::<Vec<_>>(),
-            (1..=count as u64).collect::<Vec<_>>()
+            (2..=count as u64 + 1).collect::<Vec<_>>()
         );
         assert!(sizes.len() > count / 10 && sizes.iter().all(|&n| n <= 10), "{sizes:?}");
     }
@@ -493,7 +494,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // Every row before the damaged group came, in order, and none from it or after it.
-        assert_eq!(read, (1..=read.len() as u64).collect::<Vec<_>>());
+        assert_eq!(read, (2..=read.len() as u64 + 1).collect::<Vec<_>>());
         assert!(read.len() <= 5 * 64, "{} rows", read.len());
     }
 

@@ -6,6 +6,7 @@
 //! property tests read files in blocks and in one piece and compare the rows.
 
 use super::csv_source::{has_control_byte, make_row, Columns, Fields};
+use super::record_row;
 use super::RawRow;
 
 /// One line of a block as its fields: field `i` ends at `ends[i]` and starts after the comma
@@ -42,8 +43,9 @@ impl Fields for Line<'_> {
     }
 }
 
-/// The rows of `text`, whole records with no quote in them, numbered from 1 (a blank line is no
-/// record, as for the csv crate). `None` when a line runs past `record_limit`: the csv reader's
+/// The rows of `text`, whole records with no quote in them, numbered as if `text` were the whole
+/// file (its first record is row 2, [`record_row`]; a blank line is no record, as for the csv
+/// crate). `None` when a line runs past `record_limit`: the csv reader's
 /// path decides what becomes of it.
 pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option<Vec<RawRow>> {
     debug_assert!(memchr::memchr(b'"', text.as_bytes()).is_none());
@@ -75,7 +77,7 @@ pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option
                 ends: &ends,
             };
             let suspicious = has_control_byte(line.as_bytes());
-            rows.push(make_row(columns, rows.len() as u64 + 1, suspicious, &record));
+            rows.push(make_row(columns, record_row(rows.len() as u64), suspicious, &record));
         }
         ends.clear();
         line_start = at + 1;

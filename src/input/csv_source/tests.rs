@@ -51,7 +51,8 @@ fn bom_is_skipped_and_quoted_fields_keep_commas_and_newlines() {
     assert_eq!(rows[0].name.as_deref(), Some("Kim, Minsu"));
     assert_eq!(rows[0].vars[0].as_deref(), Some("A\nB"));
     assert_eq!(rows[0].unreadable, None);
-    assert_eq!(rows[1].row, 2);
+    // The first record spans lines 2 and 3 and is one spreadsheet row: Lee is on row 3, line 4.
+    assert_eq!((rows[0].row, rows[1].row), (2, 3));
 }
 
 #[test]
@@ -122,7 +123,7 @@ fn ragged_rows_are_marked_with_their_counts_and_the_rows_after_them_still_read()
     assert_eq!(rows[0].unreadable, ragged(2, "order"));
     assert_eq!(rows[1].unreadable, ragged(4, "column 4 (beyond the header)"));
     assert_eq!(rows[2].unreadable, None);
-    assert_eq!(rows[2].row, 3);
+    assert_eq!(rows[2].row, 4);
 }
 
 #[test]
@@ -151,7 +152,7 @@ fn a_quote_never_closed_refuses_the_file_at_the_row_and_column_it_opened() {
     }
     let error = read_all_capped(text.as_bytes(), Encoding::Auto, 1 << 20).unwrap_err();
     assert!(
-        matches!(&error, InputError::UnbalancedQuote { row: 10, line: 11, column, .. } if column == "name"),
+        matches!(&error, InputError::UnbalancedQuote { row: 11, line: 11, column, .. } if column == "name"),
         "{error}"
     );
     assert!(error.to_string().contains("never closed"), "{error}");
@@ -162,7 +163,7 @@ fn a_quote_that_closes_lines_later_before_text_refuses_the_file() {
     let text = "name,phone,order\nKim,01012345678,\"A1\nLee,01012345679,\"A2\"\nPark,01012345670,A3\n";
     let error = read_all_capped(text.as_bytes(), Encoding::Auto, 1 << 20).unwrap_err();
     assert!(
-        matches!(&error, InputError::UnbalancedQuote { row: 1, line: 2, column, .. } if column == "order"),
+        matches!(&error, InputError::UnbalancedQuote { row: 2, line: 2, column, .. } if column == "order"),
         "{error}"
     );
     assert!(error.to_string().contains("closes on line 3"), "{error}");
@@ -174,7 +175,7 @@ fn a_quote_never_closed_in_the_header_refuses_the_file() {
     let (_file, rows) = open_bytes(text.as_bytes(), Encoding::Auto, 1 << 20);
     let error = rows.err().unwrap().to_string();
     assert!(
-        error.contains("row 0: the header (line 1), its column 4") && error.contains("never closed"),
+        error.contains("row 1: the header (line 1), its column 4") && error.contains("never closed"),
         "{error}"
     );
 }
@@ -185,7 +186,7 @@ fn a_record_that_never_ends_refuses_the_file_with_memory_bounded() {
     text.extend(std::iter::repeat_n(b'x', 10_000));
     let error = read_all_capped(&text, Encoding::Auto, 1000).unwrap_err();
     assert!(
-        matches!(&error, InputError::FieldTooLarge { row: 1, column, .. } if column == "order"),
+        matches!(&error, InputError::FieldTooLarge { row: 2, column, .. } if column == "order"),
         "{error}"
     );
     assert!(error.to_string().contains("never closed"), "{error}");
