@@ -299,7 +299,9 @@ async fn without_a_session_or_token_or_the_right_host_nothing_happens() {
     ] {
         let response = stranger.get(&path).await;
         assert_eq!(response.status(), StatusCode::SEE_OTHER, "{path} needs a session");
-        assert_eq!(location(&response), "/signin");
+        // To sign in, then back to the page asked for.
+        let next = serde_urlencoded::to_string([("next", path.as_str())]).unwrap();
+        assert_eq!(location(&response), format!("/signin?{next}"));
     }
 
     // No CSRF token, or another session's: refused, nothing changes.

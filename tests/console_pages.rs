@@ -436,10 +436,16 @@ async fn a_gateway_runs_results_are_collected_by_an_approvers_click_and_shown() 
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     let finals = between(&page, "id=\"final-results\">", "</table>").unwrap();
-    for (result, count) in [("OK", 7), ("FAILED", 1), ("GIVEUP", 1)] {
+    for (result, meaning, count) in [
+        ("OK", "delivered", 7),
+        ("FAILED", "failed; the charge is refunded", 1),
+        ("GIVEUP", "no result received; charged, disputed", 1),
+    ] {
         assert!(
-            finals.contains(&format!("<td>{result}</td><td class=\"n\">{count}</td>")),
-            "{result} {count}: {finals}"
+            finals.contains(&format!(
+                "<td><code>{result}</code> · {meaning}</td><td class=\"n\">{count}</td>"
+            )),
+            "{result} {count}, with what it means: {finals}"
         );
     }
     let collected = between(&page, "<p id=\"collected\">", "</p>").unwrap();
@@ -524,7 +530,7 @@ async fn the_edit_page_is_a_form_of_the_kind_with_the_text_measured_and_parquet_
     // The check measures it: every row is too long for an SMS.
     team.editor.post(&format!("/campaigns/{id}/check"), &[]).await;
     let (_, check) = team.editor.page(&format!("/campaigns/{id}/check")).await;
-    assert!(check.contains("rejected: too_long"), "{check}");
+    assert!(check.contains("message too long for its lane (too_long)"), "{check}");
 
     // A field written in the other settings as well is refused, named; nothing changes.
     let (_, page) = team.editor.page(&edit).await;

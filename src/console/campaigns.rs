@@ -95,6 +95,12 @@ pub struct PreviewView {
     pub length: String,
     pub text: String,
     pub fallback: Option<String>,
+    /// The filled text's characters and EUC-KR bytes, as the service counts them (`None` when the
+    /// service fills it, or in a check made before they were kept).
+    #[serde(default)]
+    pub chars: Option<usize>,
+    #[serde(default)]
+    pub bytes: Option<usize>,
 }
 
 /// What a check found, bound to the fingerprint of the files it read.
@@ -165,6 +171,9 @@ pub struct RunRecord {
     /// run that no process drives: sent, charged in won, and the spend cap.
     #[serde(default)]
     pub figures: Option<RunFigures>,
+    /// What the live page showed when the run ended: its last errors (masked) and rate over time.
+    #[serde(default)]
+    pub live: super::runner::KeptLive,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

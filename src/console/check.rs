@@ -93,6 +93,7 @@ pub fn enforced_quiet_hours_end(campaign: &crate::campaign::Campaign) -> Option<
 
 fn preview_view(message: MessagePreview) -> PreviewView {
     let length = message.length_text();
+    let (chars, bytes) = (message.chars, message.bytes);
     let text = match message.text {
         Some(text) => text,
         None => {
@@ -107,6 +108,8 @@ fn preview_view(message: MessagePreview) -> PreviewView {
         chosen: message.chosen.to_string(),
         billing_class: message.billing_class.to_string(),
         length,
+        chars,
+        bytes,
         text,
         fallback: message.fallback.map(|fallback| {
             format!(
@@ -120,6 +123,63 @@ fn preview_view(message: MessagePreview) -> PreviewView {
 /// One rejected row as the page lists it: rejects.csv's own columns, phone masked.
 pub struct RejectLine {
     pub cells: Vec<String>,
+}
+
+/// A lane's name (`alimtalk`, as the check keeps it) in the page's language; an unknown one as kept.
+pub fn lane_words(lane: &str, lang: crate::report::Lang) -> String {
+    crate::campaign::Lane::ALL
+        .into_iter()
+        .find(|known| known.as_str() == lane)
+        .map_or_else(
+            || lane.to_string(),
+            |known| crate::report::lane_label(known, lang).to_string(),
+        )
+}
+
+/// A reject reason as people read it, its code kept beside: `휴대전화 번호 아님 (phone_invalid)`.
+pub fn reason_words(reason: &str, lang: crate::report::Lang) -> String {
+    match crate::report::reject_reason(reason, lang) {
+        Some(meaning) => format!("{meaning} ({reason})"),
+        None => reason.to_string(),
+    }
+}
+
+/// rejects.csv's header and lines as the page shows them: the column names and each reason and
+/// detail in the page's language (the file itself keeps the engine's words, for programs).
+pub fn rejects_in_words(
+    header: Vec<String>,
+    lines: Vec<RejectLine>,
+    w: &crate::console::words::Words,
+) -> (Vec<String>, Vec<RejectLine>) {
+    let lang = w.report_lang();
+    let position = |name: &str| header.iter().position(|column| column == name);
+    let (reason, detail) = (position("reason"), position("detail"));
+    let lines = lines
+        .into_iter()
+        .map(|mut line| {
+            if let Some(cell) = reason.and_then(|at| line.cells.get_mut(at)) {
+                *cell = reason_words(cell, lang);
+            }
+            if let Some(cell) = detail.and_then(|at| line.cells.get_mut(at)) {
+                *cell = crate::report::reject_detail(cell, lang);
+            }
+            line
+        })
+        .collect();
+    let header = header
+        .into_iter()
+        .map(|name| {
+            match name.as_str() {
+                "row" => w.row,
+                "column" => w.column,
+                "reason" => w.reason,
+                "detail" => w.detail,
+                _ => return name,
+            }
+            .to_string()
+        })
+        .collect();
+    (header, lines)
 }
 
 /// The header and one page of rejects.csv; whether more follow. Cells are shown as the file holds

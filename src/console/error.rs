@@ -1,5 +1,6 @@
 //! The console's one error type, and the one place that turns it into a status code and a page that says what to do (an internal error shows only an id; its detail goes to the log).
 
+use super::words::Words;
 use crate::engine::rules::ErrorClass;
 use askama::Template;
 use axum::http::{header, StatusCode};
@@ -27,6 +28,9 @@ pub enum ConsoleError {
     /// The campaign is not in a state that allows it (already started, changed since).
     #[error("{0}")]
     Conflict(String),
+    /// Another process holds the run for a moment (the engine's "in use by another msgbatch process").
+    #[error("{0}")]
+    Busy(String),
     #[error("{0}")]
     TooMany(String),
     #[error("{0}")]
@@ -56,7 +60,7 @@ impl ConsoleError {
             ConsoleError::WrongHost(_) => StatusCode::MISDIRECTED_REQUEST,
             ConsoleError::NotFound => StatusCode::NOT_FOUND,
             ConsoleError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ConsoleError::Conflict(_) => StatusCode::CONFLICT,
+            ConsoleError::Conflict(_) | ConsoleError::Busy(_) => StatusCode::CONFLICT,
             ConsoleError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             ConsoleError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ConsoleError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -75,8 +79,7 @@ impl From<anyhow::Error> for ConsoleError {
         };
         match crate::engine::rules::classify(&error) {
             ErrorClass::Refusal => ConsoleError::Invalid(text()),
-            // The engine's words say "in use by another msgbatch process".
-            ErrorClass::Busy => ConsoleError::Conflict(format!("{}: try again in a moment", text())),
+            ErrorClass::Busy => ConsoleError::Busy(text()),
             ErrorClass::Internal => ConsoleError::Internal(error),
         }
     }
@@ -114,12 +117,86 @@ pub fn without_server_paths(text: &str) -> String {
     out
 }
 
-#[derive(Template)]
-#[template(path = "console/error.html")]
-struct ErrorPage<'a> {
-    title: &'a str,
+/// What an error answer carries to the one place that draws its page in the request's language
+/// (the guard, which holds the request's `Accept-Language` and `Referer`).
+#[derive(Debug, Clone)]
+pub struct ErrorPage {
+    kind: ErrorKind,
+    /// The refusal's own text (the engine's or the rule's, naming the file, row and field).
     message: String,
     id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorKind {
+    Refused,
+    Forbidden,
+    Csrf,
+    WrongHost,
+    NotFound,
+    Busy,
+    Internal,
+}
+
+#[derive(Template)]
+#[template(path = "console/error.html")]
+struct ErrorView<'a> {
+    w: &'static Words,
+    title: &'a str,
+    lead: &'a str,
+    message: &'a str,
+    id: Option<&'a str>,
+    back: &'a str,
+}
+
+impl ErrorPage {
+    /// The page: a title and a sentence in the page's language saying what happened and what to
+    /// do, the refusal's text, and a way back to the page the person came from.
+    pub fn render(&self, w: &'static Words, back: &str) -> Response {
+        let (title, lead) = match self.kind {
+            ErrorKind::Refused => (w.error_refused, w.error_refused_lead),
+            ErrorKind::Forbidden => (w.error_forbidden, w.error_forbidden_lead),
+            ErrorKind::Csrf => (w.error_forbidden, w.error_csrf_lead),
+            ErrorKind::WrongHost => (w.error_forbidden, w.error_wrong_host_lead),
+            ErrorKind::NotFound => (w.error_not_found, w.error_not_found_lead),
+            ErrorKind::Busy => (w.error_busy, w.error_busy_lead),
+            ErrorKind::Internal => (w.error_internal, w.error_internal_lead),
+        };
+        let view = ErrorView {
+            w,
+            title,
+            lead,
+            message: &self.message,
+            id: self.id.as_deref(),
+            back,
+        };
+        match view.render() {
+            Ok(body) => (html_headers(), body).into_response(),
+            Err(_) => title.to_string().into_response(),
+        }
+    }
+}
+
+/// Where "back" leads from an error page: the page the person came from when it is this
+/// console's own (its path and query only), else the campaign list.
+pub fn way_back(headers: &axum::http::HeaderMap) -> String {
+    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok());
+    let referer = headers.get(header::REFERER).and_then(|value| value.to_str().ok());
+    if let (Some(host), Some(referer)) = (host, referer) {
+        if let Ok(url) = reqwest::Url::parse(referer) {
+            let same_host = url.host_str().map(|name| match url.port() {
+                Some(port) => format!("{name}:{port}"),
+                None => name.to_string(),
+            });
+            if same_host.is_some_and(|name| name.eq_ignore_ascii_case(host)) && url.path().starts_with('/') {
+                return match url.query() {
+                    Some(query) => format!("{}?{query}", url.path()),
+                    None => url.path().to_string(),
+                };
+            }
+        }
+    }
+    "/campaigns".to_string()
 }
 
 impl IntoResponse for ConsoleError {
@@ -128,27 +205,29 @@ impl IntoResponse for ConsoleError {
         if let ConsoleError::SignIn = self {
             return (status, [(header::LOCATION, "/signin")]).into_response();
         }
-        let (title, message, id) = match &self {
+        let (kind, message, id) = match &self {
             ConsoleError::Internal(error) => {
                 let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
                 tracing::error!(
                     "console error {id}: {}",
                     crate::phone::mask_phones(&format!("{error:#}"))
                 );
-                (
-                    "Something went wrong · 오류",
-                    "The console could not do this. Tell your administrator the error id below: the console's log holds the detail.".to_string(),
-                    Some(id),
-                )
+                (ErrorKind::Internal, String::new(), Some(id))
             }
-            ConsoleError::NotFound => ("Not found · 없음", "There is no such page or file.".to_string(), None),
-            other => ("Refused · 거부됨", without_server_paths(&other.to_string()), None),
+            ConsoleError::NotFound => (ErrorKind::NotFound, String::new(), None),
+            ConsoleError::Csrf => (ErrorKind::Csrf, String::new(), None),
+            ConsoleError::WrongHost(host) => (ErrorKind::WrongHost, host.clone(), None),
+            ConsoleError::Forbidden(text) => (ErrorKind::Forbidden, without_server_paths(text), None),
+            ConsoleError::Busy(text) => (ErrorKind::Busy, without_server_paths(text), None),
+            other => (ErrorKind::Refused, without_server_paths(&other.to_string()), None),
         };
-        let page = ErrorPage { title, message, id };
-        match page.render() {
-            Ok(body) => (status, html_headers(), body).into_response(),
-            Err(_) => (status, "error").into_response(),
-        }
+        let page = ErrorPage { kind, message, id };
+        // The guard draws it in the request's language; this English page is what a response
+        // that never passes the guard shows.
+        let mut response = page.render(&super::words::EN, "/campaigns");
+        *response.status_mut() = status;
+        response.extensions_mut().insert(page);
+        response
     }
 }
 

@@ -2,8 +2,31 @@
 
 use super::error::ConsoleError;
 use super::settings::parse_settings;
+use super::words::Words;
 use crate::text::{ALIMTALK_MAX_CHARS, LMS_MAX_BYTES, SMS_MAX_BYTES};
 use std::collections::HashMap;
+
+/// A form refused: the form field in error (its `name`) and what to do, in the page's language.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub field: String,
+    pub message: String,
+}
+
+impl Refused {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Refused {
+        Refused {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A refusal of the settings, placed on the advanced settings box.
+    pub fn settings(error: &ConsoleError, w: &Words) -> Refused {
+        let detail = super::error::without_server_paths(&error.to_string());
+        Refused::new("settings", w.composer_refused_settings.replace("{detail}", &detail))
+    }
+}
 
 /// How a field is entered.
 #[derive(Debug, Clone, Copy)]
@@ -216,14 +239,34 @@ pub struct FieldView {
 }
 
 /// The fields of a kind, filled from the settings.
-pub fn views(kind: &str, settings: &toml::Table, korean: bool) -> Vec<FieldView> {
+pub fn views(kind: &str, settings: &toml::Table, w: &Words) -> Vec<FieldView> {
+    views_with(kind, w, |spec| {
+        settings
+            .get(spec.section)
+            .and_then(|section| section.get(spec.key))
+            .map(value_text)
+            .unwrap_or_default()
+    })
+}
+
+/// The fields of a kind as a refused form sent them, for the person to mend.
+pub fn posted_views(kind: &str, fields: &HashMap<String, String>, w: &Words) -> Vec<FieldView> {
+    views_with(kind, w, |spec| {
+        let given = fields
+            .get(&format!("{}.{}", spec.section, spec.key))
+            .map(String::as_str)
+            .unwrap_or("");
+        match spec.input {
+            Input::Flag => if given == "on" || given == "true" { "true" } else { "" }.to_string(),
+            _ => given.replace("\r\n", "\n"),
+        }
+    })
+}
+
+fn views_with(kind: &str, w: &Words, value_of: impl Fn(&Spec) -> String) -> Vec<FieldView> {
     specs(kind)
         .map(|spec| {
-            let value = settings
-                .get(spec.section)
-                .and_then(|section| section.get(spec.key))
-                .map(value_text)
-                .unwrap_or_default();
+            let value = value_of(spec);
             let (input, options, measure, limit, lms_limit) = match spec.input {
                 Input::Line => ("line", &[][..], "", 0, 0),
                 Input::Number => ("number", &[][..], "", 0, 0),
@@ -233,12 +276,12 @@ pub fn views(kind: &str, settings: &toml::Table, korean: bool) -> Vec<FieldView>
                 Input::Message(Measure::Chars(limit)) => ("message", &[][..], "chars", limit.unwrap_or(0), 0),
             };
             let size = match spec.input {
-                Input::Message(measure) => size_text(&value, measure),
+                Input::Message(measure) => size_text(&value, measure, w),
                 _ => String::new(),
             };
             FieldView {
                 name: format!("{}.{}", spec.section, spec.key),
-                label: if korean { spec.ko } else { spec.en },
+                label: if w.lang == "ko" { spec.ko } else { spec.en },
                 input,
                 value,
                 options,
@@ -259,25 +302,37 @@ fn value_text(value: &toml::Value) -> String {
     }
 }
 
-/// A message's size as the page says it (the live count in the browser says the same).
-fn size_text(text: &str, measure: Measure) -> String {
+/// A message's size as the page says it (the live count in the browser says the same, from the
+/// same words).
+fn size_text(text: &str, measure: Measure, w: &Words) -> String {
+    let n = |template: &str, n: usize, limit: usize| {
+        template
+            .replace("{n}", &n.to_string())
+            .replace("{limit}", &limit.to_string())
+    };
     match measure {
         Measure::EucKr { sms, lms } => match crate::text::euc_kr_len(text) {
-            Ok(bytes) if sms == lms => format!("{bytes} / {sms} bytes EUC-KR"),
-            Ok(bytes) => format!(
-                "{bytes} bytes EUC-KR: {}",
-                if bytes <= sms {
-                    format!("SMS (up to {sms})")
+            Ok(bytes) if sms == lms => n(w.composer_size_bytes_limit, bytes, sms),
+            Ok(bytes) => {
+                let (lane, limit) = if bytes <= sms {
+                    (w.composer_class_sms, sms)
                 } else {
-                    format!("LMS (up to {lms})")
-                }
-            ),
-            Err(unencodable) => unencodable.to_string(),
+                    (w.composer_class_lms, lms)
+                };
+                let lane = n(w.composer_lane_up_to, 0, limit).replace("{lane}", lane);
+                n(w.composer_size_bytes_lane, bytes, 0).replace("{lane}", &lane)
+            }
+            Err(unencodable) => w
+                .composer_size_unencodable
+                .replace("{c}", &format!("{:?}", unencodable.character)),
         },
-        Measure::Chars(Some(limit)) => format!("{} / {limit} characters", text.chars().count()),
-        Measure::Chars(None) => format!("{} characters", text.chars().count()),
+        Measure::Chars(Some(limit)) => n(w.composer_size_chars_limit, text.chars().count(), limit),
+        Measure::Chars(None) => n(w.composer_size_chars, text.chars().count(), 0),
     }
 }
+
+/// The `[recipients]` keys the form's column lists show.
+pub const MAPPING_KEYS: [&str; 4] = ["phone", "name", "sheet", "variables"];
 
 /// The settings without the keys the form shows: the "other settings" box.
 pub fn others(kind: &str, settings: &toml::Table) -> Result<String, ConsoleError> {
@@ -287,14 +342,21 @@ pub fn others(kind: &str, settings: &toml::Table) -> Result<String, ConsoleError
             section.remove(spec.key);
         }
     }
+    // The columns and the placeholders' columns are the form's too.
+    if let Some(section) = rest.get_mut("recipients").and_then(toml::Value::as_table_mut) {
+        for key in MAPPING_KEYS {
+            section.remove(key);
+        }
+    }
     rest.retain(|_, value| !value.as_table().is_some_and(toml::Table::is_empty));
     toml::to_string(&rest).map_err(ConsoleError::internal)
 }
 
 /// The settings from the "other settings" text and the form's fields. A field's key written in
-/// the other settings as well is refused, named, rather than one silently winning.
-pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>) -> Result<String, ConsoleError> {
-    let mut table = parse_settings(others)?;
+/// the other settings as well is refused, named, rather than one silently winning; a message
+/// whose placeholder is malformed is refused on its field.
+pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>, w: &Words) -> Result<String, Refused> {
+    let mut table = parse_settings(others).map_err(|error| Refused::settings(&error, w))?;
     for spec in specs(kind) {
         let name = format!("{}.{}", spec.section, spec.key);
         if table
@@ -302,9 +364,7 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>) -> Resu
             .and_then(|section| section.get(spec.key))
             .is_some()
         {
-            return Err(ConsoleError::Invalid(format!(
-                "{name} is a field of the form: remove it from the other settings"
-            )));
+            return Err(Refused::new("settings", w.composer_in_both.replace("{field}", &name)));
         }
         let given = fields
             .get(&name)
@@ -313,45 +373,63 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>) -> Resu
         let value = match spec.input {
             Input::Flag => (given == "on" || given == "true").then_some(toml::Value::Boolean(true)),
             _ if given.trim().is_empty() => None,
-            Input::Number => Some(number(&name, given.trim())?),
+            Input::Number => Some(
+                number(given.trim())
+                    .ok_or_else(|| Refused::new(&name, w.composer_not_a_number.replace("{value}", given.trim())))?,
+            ),
             Input::Choice(options) if !options.contains(&given.trim()) => {
-                return Err(ConsoleError::Invalid(format!(
-                    "{name}: {given:?} is not one of {}",
-                    options.join(", ")
-                )))
+                return Err(Refused::new(
+                    &name,
+                    w.composer_not_a_choice.replace("{value}", given.trim()),
+                ))
             }
             Input::Choice(_) | Input::Line => Some(toml::Value::String(given.trim().to_string())),
             // A message keeps its own spaces; browsers send line ends as CR LF.
-            Input::Message(_) => Some(toml::Value::String(given.replace("\r\n", "\n"))),
+            Input::Message(_) => {
+                let text = given.replace("\r\n", "\n");
+                crate::template::Template::parse(&text).map_err(|error| {
+                    Refused::new(
+                        &name,
+                        w.composer_bad_placeholder.replace("{detail}", &error.to_string()),
+                    )
+                })?;
+                Some(toml::Value::String(text))
+            }
         };
         if let Some(value) = value {
             table
                 .entry(spec.section)
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()))
                 .as_table_mut()
-                .ok_or_else(|| ConsoleError::Invalid(format!("campaign.toml: `{}` must be a table", spec.section)))?
+                .ok_or_else(|| {
+                    Refused::settings(
+                        &ConsoleError::Invalid(format!("campaign.toml: `{}` must be a table", spec.section)),
+                        w,
+                    )
+                })?
                 .insert(spec.key.to_string(), value);
         }
     }
-    toml::to_string(&table).map_err(ConsoleError::internal)
+    toml::to_string(&table).map_err(|error| Refused::settings(&ConsoleError::internal(error), w))
 }
 
 /// A number of a field, as a person types it (`150,000`, `₩150000`, `12.5`), read as the CLI
 /// reads its number flags (the engine's `typed_number`).
-fn number(name: &str, text: &str) -> Result<toml::Value, ConsoleError> {
+fn number(text: &str) -> Option<toml::Value> {
     use crate::engine::rules::typed_number;
     if let Some(whole) = typed_number::<i64>(text) {
-        return Ok(toml::Value::Integer(whole));
+        return Some(toml::Value::Integer(whole));
     }
     match typed_number::<f64>(text) {
-        Some(real) if real.is_finite() => Ok(toml::Value::Float(real)),
-        _ => Err(ConsoleError::Invalid(format!("{name}: {text:?} is not a number"))),
+        Some(real) if real.is_finite() => Some(toml::Value::Float(real)),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::console::words::{EN, KO};
     use proptest::prelude::*;
 
     const SAMPLE: &str = include_str!("../../samples/sms.toml");
@@ -363,7 +441,7 @@ mod tests {
     #[test]
     fn the_form_and_the_other_settings_make_the_settings_back() {
         let settings = parse_settings(SAMPLE).unwrap();
-        let views = views("sms", &settings, false);
+        let views = views("sms", &settings, &EN);
         let given: HashMap<String, String> = views
             .iter()
             .map(|view| {
@@ -378,14 +456,28 @@ mod tests {
             })
             .collect();
         let rest = others("sms", &settings).unwrap();
-        let merged = merge("sms", &rest, &given).unwrap();
-        assert_eq!(parse_settings(&merged).unwrap(), settings);
+        let merged = merge("sms", &rest, &given, &EN).unwrap();
+        // The columns are the form's column lists (composer::columns puts them back).
+        let mut expected = settings.clone();
+        let recipients = expected["recipients"].as_table_mut().unwrap();
+        for key in MAPPING_KEYS {
+            recipients.remove(key);
+        }
+        assert_eq!(parse_settings(&merged).unwrap(), expected);
+        assert!(!rest.contains("variables") && rest.contains("[recipients]"), "{rest}");
     }
 
     #[test]
     fn a_field_also_in_the_other_settings_is_named() {
-        let error = merge("sms", "[message]\ntext = \"x\"\n", &fields(&[("message.text", "y")])).unwrap_err();
-        assert!(error.to_string().contains("message.text"), "{error}");
+        let error = merge(
+            "sms",
+            "[message]\ntext = \"x\"\n",
+            &fields(&[("message.text", "y")]),
+            &EN,
+        )
+        .unwrap_err();
+        assert_eq!(error.field, "settings");
+        assert!(error.message.contains("message.text"), "{error:?}");
     }
 
     #[test]
@@ -394,22 +486,36 @@ mod tests {
             "sms",
             "",
             &fields(&[("send.budget", "₩150,000"), ("send.messages_per_second", "12.5")]),
+            &EN,
         )
         .unwrap();
         let table = parse_settings(&merged).unwrap();
         assert_eq!(table["send"]["budget"].as_integer(), Some(150_000));
         assert_eq!(table["send"]["messages_per_second"].as_float(), Some(12.5));
-        let error = merge("sms", "", &fields(&[("send.budget", "lots")])).unwrap_err();
-        assert!(error.to_string().contains("send.budget"), "{error}");
+        let error = merge("sms", "", &fields(&[("send.budget", "lots")]), &EN).unwrap_err();
+        assert_eq!(error.field, "send.budget");
+        assert!(error.message.contains("lots"), "{error:?}");
+        let error = merge("sms", "", &fields(&[("message.text", "#{VAR1 쿠폰")]), &KO).unwrap_err();
+        assert_eq!(error.field, "message.text");
+        assert!(error.message.starts_with("본문의 변수"), "{error:?}");
     }
 
     #[test]
     fn a_message_size_is_measured_as_the_service_limits_it() {
         // 안녕 4, a space 1, #{ 2, 이름 4, } 1.
-        assert_eq!(size_text("안녕 #{이름}", SMS_ONLY), "12 / 90 bytes EUC-KR");
-        assert!(size_text(&"가".repeat(46), SMS_OR_LMS).ends_with("LMS (up to 2000)"));
-        assert!(size_text("😀", SMS_ONLY).contains("EUC-KR"));
-        assert_eq!(size_text("가나", Measure::Chars(Some(1000))), "2 / 1000 characters");
+        assert_eq!(size_text("안녕 #{이름}", SMS_ONLY, &EN), "12 / 90 bytes EUC-KR");
+        assert_eq!(size_text("안녕 #{이름}", SMS_ONLY, &KO), "12 / 90바이트 (EUC-KR)");
+        assert!(size_text(&"가".repeat(46), SMS_OR_LMS, &EN).ends_with("LMS (up to 2000)"));
+        assert_eq!(
+            size_text("가", SMS_OR_LMS, &KO),
+            "2바이트 (EUC-KR): SMS (최대 90바이트)"
+        );
+        assert!(size_text("😀", SMS_ONLY, &EN).contains("EUC-KR"));
+        assert_eq!(
+            size_text("가나", Measure::Chars(Some(1000)), &EN),
+            "2 / 1000 characters"
+        );
+        assert_eq!(size_text("가나", Measure::Chars(Some(1000)), &KO), "2 / 1000자");
     }
 
     proptest! {
@@ -417,7 +523,7 @@ mod tests {
         #[test]
         fn typed_fields_read_back(text in "[a-z가-힣 #{}<>\\r\\n]{0,40}", budget in "[0-9,₩a-z]{0,8}") {
             let given = fields(&[("message.text", &text), ("send.budget", &budget)]);
-            if let Ok(merged) = merge("sms", "", &given) {
+            if let Ok(merged) = merge("sms", "", &given, &EN) {
                 let table = parse_settings(&merged).unwrap();
                 let read = table.get("message").and_then(|m| m.get("text")).and_then(|t| t.as_str()).unwrap_or("");
                 let typed = text.trim_end_matches(['\r', '\n']);

@@ -1,4 +1,4 @@
-//! What every answer of the console passes through: the `Host` check (no DNS rebinding) and the security headers (CSP with embedded assets only, no framing, no sniffing, no caching of pages).
+//! What every answer of the console passes through: the `Host` check (no DNS rebinding), error pages drawn in the request's language, and the security headers (CSP with embedded assets only, no framing, no sniffing, no caching of pages).
 
 use super::error::ConsoleError;
 use super::Shared;
@@ -18,11 +18,62 @@ pub async fn guard(State(console): State<Shared>, request: Request, next: Next) 
         .and_then(|value| value.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let words = console.words_for(request.headers());
     if !console.hosts.contains(&host) {
-        return with_headers(&console, ConsoleError::WrongHost(host).into_response());
+        let response = in_language(ConsoleError::WrongHost(host).into_response(), words, "/campaigns");
+        return with_headers(&console, response);
     }
+    let back = super::error::way_back(request.headers());
+    // Where a person sent to sign in comes back to: the page asked for, or the page a form was
+    // sent from (its text kept in the browser meanwhile, see keep.js).
+    let here = if request.method() == axum::http::Method::GET {
+        request
+            .uri()
+            .path_and_query()
+            .map_or_else(|| "/campaigns".to_string(), |path| path.to_string())
+    } else {
+        back.clone()
+    };
     let response = next.run(request).await;
-    with_headers(&console, response)
+    let response = back_after_sign_in(response, &here);
+    with_headers(&console, in_language(response, words, &back))
+}
+
+/// A "sign in first" answer names the page to come back to (`/signin?next=…`).
+fn back_after_sign_in(mut response: Response, here: &str) -> Response {
+    let to_sign_in = response
+        .headers()
+        .get(header::LOCATION)
+        .is_some_and(|to| to == "/signin");
+    if to_sign_in && here.starts_with('/') && !here.starts_with("/signin") {
+        let query = serde_urlencoded::to_string([("next", here)]).unwrap_or_default();
+        if let Ok(value) = HeaderValue::from_str(&format!("/signin?{query}")) {
+            response.headers_mut().insert(header::LOCATION, value);
+        }
+    }
+    response
+}
+
+/// A `next` a sign-in may lead to: a path of this console, never another site (`//evil`,
+/// `/\\evil`, `https://…`).
+pub fn local_path(next: &str) -> Option<&str> {
+    let safe = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.starts_with("/\\")
+        && !next.contains(['\\', '\r', '\n'])
+        && !next.starts_with("/signin");
+    safe.then_some(next)
+}
+
+/// An error answer drawn again in the request's language, with its way back (the status stays).
+fn in_language(response: Response, words: &'static super::words::Words, back: &str) -> Response {
+    let Some(page) = response.extensions().get::<super::error::ErrorPage>().cloned() else {
+        return response;
+    };
+    let status = response.status();
+    let mut drawn = page.render(words, back);
+    *drawn.status_mut() = status;
+    drawn
 }
 
 fn with_headers(console: &Shared, mut response: Response) -> Response {
@@ -95,6 +146,30 @@ mod tests {
         assert!(hosts.contains(&"127.0.0.1:8080".to_string()));
         assert!(!hosts.contains(&"localhost".to_string()));
         assert!(!hosts.iter().any(|host| host.starts_with("evil")));
+    }
+
+    #[test]
+    fn a_sign_in_leads_back_only_to_a_page_of_this_console() {
+        assert_eq!(local_path("/campaigns/x/edit"), Some("/campaigns/x/edit"));
+        for outside in [
+            "//evil.example/x",
+            "https://evil.example",
+            "/\\evil.example",
+            "evil",
+            "/signin?next=/x",
+            "",
+        ] {
+            assert_eq!(local_path(outside), None, "{outside}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_next_leads_off_the_console(next in "\\PC{0,30}") {
+            if let Some(path) = local_path(&next) {
+                proptest::prop_assert!(path.starts_with('/') && !path.starts_with("//") && !path.contains('\\'));
+            }
+        }
     }
 
     #[test]

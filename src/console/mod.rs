@@ -4,6 +4,7 @@
 //! engine's `run`, the live page reads the engine's events, the results are `report`'s files. The
 //! server takes its listener and shutdown signal as arguments, so the tests run the same code.
 
+mod approval;
 pub mod auth;
 pub mod campaigns;
 mod check;
@@ -17,6 +18,8 @@ mod form;
 mod guard;
 mod headers;
 mod jobs;
+mod live_chart;
+mod live_view;
 mod opt_outs;
 mod pages;
 mod runner;

@@ -3,17 +3,20 @@
 use super::campaigns::{CampaignRecord, RunRecord, State};
 use super::error::ConsoleError;
 use super::jobs::Kind;
+use super::live_chart::{self, fill, RateHistory};
+pub use super::live_view::{end_text, spend_text, KeptLive, LiveError, LiveView, Reading};
+use super::words::{Words, EN};
 use super::{Console, Shared};
 use crate::engine::rules::RunOutcome;
 use crate::engine::status::{Live, Snapshot};
-use crate::engine::{self, Control, Event, RunEnd, RunOptions, RunReport, Sink};
+use crate::engine::{self, Control, Event, RunOptions, RunReport, Sink};
 use chrono::{DateTime, FixedOffset};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Errors the live page lists, newest first.
+/// Errors the live page lists, newest first (and the run's record keeps).
 const LAST_ERRORS: usize = 10;
 /// The rate is measured over this much of the recent past.
 const RATE_WINDOW: Duration = Duration::from_secs(10);
@@ -21,38 +24,70 @@ const RATE_WINDOW: Duration = Duration::from_secs(10);
 /// The live figures of one run, from its events.
 pub struct Board {
     live: Live,
-    errors: Mutex<VecDeque<String>>,
-    waiting: Mutex<Option<String>>,
+    errors: Mutex<VecDeque<LiveError>>,
+    /// A scheduled start: when, and how many seconds until then.
+    waiting: Mutex<Option<(String, u64)>>,
     samples: Mutex<VecDeque<(Instant, u64)>>,
+    history: Mutex<RateHistory>,
+    /// How it ended, as [`end_text`] says it.
     finished: Mutex<Option<String>>,
     /// Woken on every change the page shows.
     pub changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Board {
-    fn new() -> Board {
+    /// A board that starts with the errors an earlier run of the campaign left (newest first).
+    fn new(errors: Vec<LiveError>) -> Board {
         Board {
             live: Live::in_memory(),
-            errors: Mutex::new(VecDeque::new()),
+            errors: Mutex::new(errors.into_iter().take(LAST_ERRORS).collect()),
             waiting: Mutex::new(None),
             samples: Mutex::new(VecDeque::new()),
+            history: Mutex::new(RateHistory::default()),
             finished: Mutex::new(None),
             changed: tokio::sync::watch::channel(0).0,
         }
     }
 
-    fn note_error(&self, text: String) {
+    fn note_error(&self, error: LiveError) {
         let mut errors = self.errors.lock();
-        errors.push_front(crate::phone::mask_phones(&text).into_owned());
+        errors.push_front(error);
         errors.truncate(LAST_ERRORS);
     }
 
-    /// What the live page shows now.
+    /// A sample of the rate's history, when one is due (or `last`, the run's end, whatever the
+    /// spacing); the count is read only then.
+    fn sample(&self, last: bool) {
+        let now = Instant::now();
+        let mut history = self.history.lock();
+        if last || history.due(now) {
+            let status = self.live.snapshot().status;
+            history.record(now, status.sent + status.uncertain, last);
+        }
+    }
+
+    /// What the run's record keeps when it ends.
+    pub fn kept(&self) -> KeptLive {
+        KeptLive {
+            errors: self.errors.lock().iter().cloned().collect(),
+            rate: self.history.lock().points(),
+        }
+    }
+
+    /// The live page's figures in English (for pages that show only its numbers).
     pub fn view(&self) -> LiveView {
+        self.view_in(&EN)
+    }
+
+    /// What the live page shows now, in the words `w`.
+    pub fn view_in(&self, w: &Words) -> LiveView {
         let snapshot = self.live.snapshot();
         let status = &snapshot.status;
         let now = Instant::now();
         let phase = self.phase_of(&snapshot);
+        if matches!(phase, "sending" | "paused" | "stopping") {
+            self.sample(false);
+        }
         // Paused, nothing goes: no rate and no time left, and the rate measured afresh after.
         if phase == "paused" {
             self.samples.lock().clear();
@@ -77,41 +112,34 @@ impl Board {
         let time_left = if phase == "paused" {
             "–".to_string()
         } else if left == 0 {
-            "0 s".to_string()
+            live_chart::duration_text(w, 0)
         } else if rate > 0.0 {
-            seconds_text((left as f64 / rate).ceil() as u64)
+            live_chart::duration_text(w, (left as f64 / rate).ceil() as u64)
         } else {
             "–".to_string()
         };
-        LiveView {
+        let errors: Vec<LiveError> = self.errors.lock().iter().cloned().collect();
+        let waiting = self.waiting.lock().clone().map(|(at, seconds)| {
+            fill(
+                w.live_in,
+                &[
+                    ("at", &crate::campaign::quiet::wall_time(&at)),
+                    ("t", &live_chart::duration_text(w, seconds)),
+                ],
+            )
+        });
+        let reading = Reading {
             phase,
-            lanes: LaneRow::all(status),
-            sent: status.sent,
-            accepted: status.accepted,
-            not_accepted: status.not_accepted,
-            uncertain: status.uncertain,
-            in_flight: status.sending,
-            pending: status.pending,
-            rate: format!("{rate:.0}"),
-            pace: snapshot
-                .pace
-                .map(|pace| match pace.rate {
-                    Some(rate) => format!("{rate} / s, {} at once", pace.concurrency),
-                    None => format!("as fast as answered, {} at once", pace.concurrency),
-                })
-                .unwrap_or_default(),
+            status,
+            rate,
+            pace: snapshot.pace,
             time_left,
-            charged: status.budget.map(|budget| budget.charged),
-            reserved: status.budget.map(|budget| budget.reserved),
-            budget: status.budget.and_then(|budget| budget.limit),
-            spend: spend_text(
-                status.budget.map(|budget| budget.charged),
-                status.budget.and_then(|b| b.limit),
-            ),
-            errors: self.errors.lock().iter().cloned().collect(),
-            waiting: self.waiting.lock().clone(),
+            errors: &errors,
+            waiting,
             finished: self.finished.lock().clone(),
-        }
+            points: &self.history.lock().points(),
+        };
+        reading.view(w)
     }
 
     /// `sending`, `paused`, `scheduled`, `stopping` or `finished`, without touching the rate's samples.
@@ -137,107 +165,38 @@ impl Board {
 impl Sink for Board {
     fn event(&self, event: &Event) {
         self.live.event(event);
+        let masked = |text: &str| crate::phone::mask_phones(text).into_owned();
         match event {
             Event::Started { .. } => *self.waiting.lock() = None,
             Event::Waiting { start_at, seconds_left } => {
-                *self.waiting.lock() = Some(format!("{start_at} (in {})", seconds_text(*seconds_left)));
+                *self.waiting.lock() = Some((start_at.clone(), *seconds_left));
             }
             Event::Uncertain { recipients, reason, .. } => {
-                self.note_error(format!("{recipients} uncertain: {reason}"));
+                self.note_error(LiveError::Uncertain {
+                    recipients: *recipients,
+                    reason: masked(reason),
+                });
             }
             Event::Answered { statuses, .. } => {
                 for count in statuses.iter().filter(|count| count.not_accepted > 0) {
-                    self.note_error(format!("{} not accepted: {}", count.not_accepted, count.status));
+                    self.note_error(LiveError::NotAccepted {
+                        recipients: count.not_accepted,
+                        status: masked(&count.status),
+                    });
                 }
+                self.sample(false);
             }
-            Event::Warning { text } => self.note_error(text.clone()),
+            Event::Warning { text } => self.note_error(LiveError::Warning { text: masked(text) }),
             Event::BudgetReached(reached) => {
-                self.note_error(format!("budget reached: the limit is ₩{}", reached.limit));
+                self.note_error(LiveError::BudgetReached { limit: reached.limit });
             }
-            Event::Finished { end, .. } => *self.finished.lock() = Some(end_text(end)),
+            Event::Finished { end, .. } => {
+                self.sample(true);
+                *self.finished.lock() = Some(end_text(end));
+            }
             _ => {}
         }
         self.changed.send_modify(|count| *count += 1);
-    }
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LaneRow {
-    pub lane: &'static str,
-    pub valid: u64,
-    pub sent: u64,
-    pub uncertain: u64,
-    pub sending: u64,
-    pub pending: u64,
-}
-
-impl LaneRow {
-    /// The lanes of a status, in lane order.
-    pub fn all(status: &crate::engine::Status) -> Vec<LaneRow> {
-        status
-            .lanes
-            .iter()
-            .map(|(lane, figures)| LaneRow {
-                lane: lane.as_str(),
-                valid: figures.valid,
-                sent: figures.sent,
-                uncertain: figures.uncertain,
-                sending: figures.sending,
-                pending: figures.pending,
-            })
-            .collect()
-    }
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LiveView {
-    pub phase: &'static str,
-    pub lanes: Vec<LaneRow>,
-    pub sent: u64,
-    pub accepted: u64,
-    pub not_accepted: u64,
-    pub uncertain: u64,
-    pub in_flight: u64,
-    pub pending: u64,
-    pub rate: String,
-    pub pace: String,
-    pub time_left: String,
-    pub charged: Option<i64>,
-    pub reserved: Option<i64>,
-    pub budget: Option<i64>,
-    /// Charged, and the budget, in won as people read them.
-    pub spend: String,
-    pub errors: Vec<String>,
-    pub waiting: Option<String>,
-    pub finished: Option<String>,
-}
-
-/// `₩64 / ₩100,000`, or the charge alone without a budget.
-pub fn spend_text(charged: Option<i64>, budget: Option<i64>) -> String {
-    let charged = charged.map(crate::report::won).unwrap_or_else(|| "–".into());
-    match budget {
-        Some(limit) => format!("{charged} / {}", crate::report::won(limit)),
-        None => charged,
-    }
-}
-
-fn seconds_text(seconds: u64) -> String {
-    match seconds {
-        0..60 => format!("{seconds} s"),
-        60..3600 => format!("{} min {} s", seconds / 60, seconds % 60),
-        _ => format!("{} h {} min", seconds / 3600, seconds % 3600 / 60),
-    }
-}
-
-pub fn end_text(end: &RunEnd) -> String {
-    match end {
-        RunEnd::Complete => "every chunk was answered".into(),
-        RunEnd::Stopped => "stopped: chunks not yet sent are pending".into(),
-        RunEnd::BudgetReached(reached) => format!(
-            "budget reached (₩{}): chunks not yet sent are pending; resume with a larger budget",
-            reached.limit
-        ),
-        RunEnd::Failed(reason) => format!("failed: {}", crate::phone::mask_phones(reason)),
     }
 }
 
@@ -265,7 +224,14 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
     let campaign = super::compose::load(&console.workspace, &id)?;
     let active = Arc::new(ActiveRun {
         control: Control::new(),
-        board: Arc::new(Board::new()),
+        // A resumed run starts with the errors its earlier run left.
+        board: Arc::new(Board::new(
+            record
+                .run
+                .as_ref()
+                .map(|run| run.live.errors.clone())
+                .unwrap_or_default(),
+        )),
     });
     let (task_console, task_id, task_run) = (console.clone(), id.clone(), active.clone());
     super::jobs::spawn(console, &id, Kind::Run, active.control.clone(), active, async move {
@@ -292,14 +258,19 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
                 .await
             }
         };
-        if let Err(error) = finish(&console, &id, report).await {
+        if let Err(error) = finish(&console, &id, report, &active.board).await {
             tracing::error!("campaign {id}: cannot record the end of its run: {error}");
         }
     })
 }
 
 /// Records how a run ended and writes its report.
-async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -> Result<(), ConsoleError> {
+async fn finish(
+    console: &Shared,
+    id: &str,
+    report: anyhow::Result<RunReport>,
+    board: &Board,
+) -> Result<(), ConsoleError> {
     let run_dir = console.workspace.run_dir(id);
     // Whether the run recorded anything: a run directory that did is never removed below, so a
     // status that cannot be read because a reader holds the run counts as recorded.
@@ -325,12 +296,13 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
     };
     let end = match &report {
         Ok(report) => end_text(&report.end),
-        Err(error) if state == State::Approved => {
-            format!("not started: {}", crate::phone::mask_phones(&format!("{error:#}")))
-        }
-        Err(error) => format!(
-            "ended by an error: {}",
-            crate::phone::mask_phones(&format!("{error:#}"))
+        Err(error) if state == State::Approved => fill(
+            EN.live_end_not_started,
+            &[("reason", &crate::phone::mask_phones(&format!("{error:#}")))],
+        ),
+        Err(error) => fill(
+            EN.live_end_error,
+            &[("reason", &crate::phone::mask_phones(&format!("{error:#}")))],
         ),
     };
     {
@@ -340,6 +312,8 @@ async fn finish(console: &Shared, id: &str, report: anyhow::Result<RunReport>) -
         if let Some(run) = &mut record.run {
             run.end = Some(end.clone());
             run.figures = figures;
+            // The last errors and the rate over time, for the live page after the end.
+            run.live = board.kept();
         }
         if state == State::Approved {
             // The run directory a refused start made holds nothing; the next start makes it
@@ -366,10 +340,13 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
         xlsx: crate::report::Workbook::WhenOneSheet,
         raw_csv: crate::report::RawCsv::Write,
     };
-    waiting_for_run_dir(move || crate::report::write(&run_dir, None, &options))
-        .await
-        .map(|_| ())
-        .map_err(ConsoleError::from)
+    let summary = waiting_for_run_dir({
+        let run_dir = run_dir.clone();
+        move || crate::report::write(&run_dir, None, &options)
+    })
+    .await
+    .map_err(ConsoleError::from)?;
+    crate::console::pages::write_viewer_summaries(&run_dir, &summary).map_err(ConsoleError::from_io)
 }
 
 /// The run's status, once no reader holds it (see [`waiting_for_run_dir`]).
@@ -435,16 +412,13 @@ pub fn mark_interrupted(console: &Console) -> Result<usize, ConsoleError> {
                 .ok()
                 .map(|status| super::campaigns::RunFigures::of(&status));
             if let Some(run) = &mut record.run {
-                run.end = Some("the console ended while it sent".into());
+                run.end = Some(EN.live_end_interrupted.into());
                 run.figures = figures;
             }
             console.store.put_campaign(&record.id, &record)?;
-            console.store.audit(
-                "console",
-                "interrupted",
-                Some(&record.id),
-                "the console ended while it sent",
-            )?;
+            console
+                .store
+                .audit("console", "interrupted", Some(&record.id), EN.live_end_interrupted)?;
             marked += 1;
         }
     }
@@ -460,6 +434,7 @@ pub fn run_record(by: &str, start_at: Option<&DateTime<FixedOffset>>) -> RunReco
         end: None,
         collected: None,
         figures: None,
+        live: KeptLive::default(),
     }
 }
 
@@ -472,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_paused_run_shows_no_rate_and_no_time_left() {
-        let board = Board::new();
+        let board = Board::new(Vec::new());
         let key = ChunkKey {
             lane: Lane::Sms,
             index: 0,

@@ -104,20 +104,6 @@ pub fn for_retry(original: &str, recipients: &StoredFile) -> Result<String, Cons
     with_stored_paths(&text, Some(recipients), None)
 }
 
-/// Sets the mapped columns (and the sheet) in the campaign text.
-pub fn with_columns(text: &str, phone: &str, name: &str, sheet: &str) -> Result<String, ConsoleError> {
-    let mut table = parse_settings(text)?;
-    let section = recipients_section(&mut table)?;
-    for (key, value) in [("phone", phone), ("name", name), ("sheet", sheet)] {
-        if value.is_empty() {
-            section.remove(key);
-        } else {
-            section.insert(key.into(), toml::Value::String(value.into()));
-        }
-    }
-    toml::to_string(&table).map_err(ConsoleError::internal)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

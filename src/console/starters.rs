@@ -14,6 +14,20 @@ pub const KINDS: [(&str, &str); 6] = [
     ("gateway-alimtalk", include_str!("../../samples/gateway-alimtalk.toml")),
 ];
 
+/// A kind by its name in the page's language (`알림톡`, `브랜드 메시지`); a kind the console does not
+/// know by its own name.
+pub fn kind_name<'a>(kind: &'a str, w: &'static crate::console::words::Words) -> &'a str {
+    match kind {
+        "alimtalk" => w.composer_kind_alimtalk,
+        "brand" => w.composer_kind_brand,
+        "text" => w.composer_kind_text,
+        "sms" => w.composer_kind_sms,
+        "lms" => w.composer_kind_lms,
+        "gateway-alimtalk" => w.composer_kind_gateway_alimtalk,
+        other => other,
+    }
+}
+
 /// The starting settings of a kind, or `None` for a kind the console does not know.
 pub fn starter(kind: &str) -> Option<toml::Table> {
     let (_, sample) = KINDS.iter().find(|(name, _)| *name == kind)?;

@@ -108,6 +108,8 @@ const LINKS: &str = "links";
 const CAMPAIGNS: &str = "campaigns";
 const AUDIT: &str = "audit";
 const OPT_OUTS: &str = "opt_outs";
+/// The snapshot of each campaign's last approval (`approval::Snapshot`), kept when a change voids it.
+const APPROVALS: &str = "approvals";
 
 /// `console.db`: one sled database with a tree per kind of record, values as JSON.
 #[derive(Clone)]
@@ -289,6 +291,15 @@ impl Store {
 
     pub fn put_opt_outs(&self, numbers: &[String]) -> Result<(), ConsoleError> {
         self.put(OPT_OUTS, "numbers", &numbers)
+    }
+
+    /// What the campaign's last approval approved, if it was ever approved.
+    pub fn approved_snapshot<T: DeserializeOwned>(&self, id: &str) -> Result<Option<T>, ConsoleError> {
+        self.get(APPROVALS, id)
+    }
+
+    pub fn put_approved_snapshot<T: Serialize>(&self, id: &str, snapshot: &T) -> Result<(), ConsoleError> {
+        self.put(APPROVALS, id, snapshot)
     }
 }
 

@@ -26,6 +26,12 @@ struct Rule {
     refusal: &'static str,
 }
 
+/// The audit log's word of each step (the test of the pages' words reads them all).
+#[cfg(test)]
+pub fn audit_actions() -> impl Iterator<Item = &'static str> {
+    WORKFLOW.iter().map(|rule| rule.action)
+}
+
 /// The workflow (DESIGN.md, "The console"): draft → checked → awaiting approval → approved →
 /// sending → an end; an edit or a check from any state not yet started.
 const WORKFLOW: [Rule; 6] = [

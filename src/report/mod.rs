@@ -16,7 +16,10 @@ pub use files::{COLUMNS, UTF8_BOM};
 pub use options::{RawCsv, ReportOptions, Workbook, RAW_CSV_FILE};
 pub use row::{ChargeState, Outcome, ReportRow};
 pub(crate) use summary::escape;
-pub use summary::{status_label, won, Answers, Funnel, Lang, SendTimes};
+pub use summary::{
+    class_label, final_result_label, html as summary_html, kind_label, lane_label, reject_detail, reject_reason,
+    status_label, won, Answers, Funnel, Lang, SendTimes,
+};
 
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};

@@ -2,12 +2,17 @@
 
 mod html;
 mod labels;
+mod reject_detail;
 mod timeline;
 
 pub(crate) use html::escape;
 pub use html::html;
 pub use labels::Lang;
-pub use labels::{status as status_label, won};
+pub use labels::{
+    class as class_label, final_result as final_result_label, kind as kind_label, lane as lane_label, reject_reason,
+    status as status_label, won,
+};
+pub use reject_detail::reject_detail;
 pub use timeline::SendTimes;
 
 use super::row::{ChargeState, Outcome, ReportRow};

@@ -107,6 +107,10 @@ pub struct Browser {
     pub cookie: Option<String>,
     pub csrf: String,
     pub host: Option<String>,
+    /// The browser's `Accept-Language`, when it sends one.
+    pub language: Option<String>,
+    /// The page a form was sent from (`Referer`), as a browser sends it.
+    pub from_page: Option<String>,
 }
 
 impl Browser {
@@ -120,6 +124,8 @@ impl Browser {
             cookie: None,
             csrf: String::new(),
             host: None,
+            language: None,
+            from_page: None,
         }
     }
 
@@ -130,6 +136,12 @@ impl Browser {
         }
         if let Some(host) = &self.host {
             headers.insert(reqwest::header::HOST, host.parse().unwrap());
+        }
+        if let Some(language) = &self.language {
+            headers.insert(reqwest::header::ACCEPT_LANGUAGE, language.parse().unwrap());
+        }
+        if let Some(page) = &self.from_page {
+            headers.insert(reqwest::header::REFERER, self.url(page).parse().unwrap());
         }
         headers
     }

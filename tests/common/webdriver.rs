@@ -1,4 +1,4 @@
-//! A real browser for the console's tests: chromedriver started on a free port (with the chromium it starts, killed together), one WebDriver session per person (headless chromium, its own profile), and the few steps the tests take in it.
+//! A real browser for the console's tests: chromedriver started on a free port (with the chromium it starts, killed together), one WebDriver session per person (headless chromium, its own profile, a window size and a browser language of its own), the few steps the tests take in it, and axe-core run on a page.
 #![allow(dead_code)]
 
 use crate::common::console::PASSWORD;
@@ -79,27 +79,51 @@ pub struct Session {
     _profile: tempfile::TempDir,
 }
 
+/// How a session's browser looks: its window size and the language it asks pages in.
+#[derive(Clone, Copy)]
+pub struct Look {
+    pub width: u32,
+    pub height: u32,
+    /// The browser's language (`--lang` and `Accept-Language`); `None`: chromium's default.
+    pub lang: Option<&'static str>,
+}
+
+/// A desktop browser, as [`Session::open`] opens it.
+pub const DESKTOP: Look = Look {
+    width: 1280,
+    height: 1000,
+    lang: None,
+};
+
 impl Session {
     pub async fn open(driver: &Driver, base: &str) -> Session {
+        Session::open_as(driver, base, DESKTOP).await
+    }
+
+    /// A session whose browser has the window size and language of `look`.
+    pub async fn open_as(driver: &Driver, base: &str, look: Look) -> Session {
         let profile = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "--headless=new".to_string(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            format!("--user-data-dir={}", profile.path().display()),
+            format!("--window-size={},{}", look.width, look.height),
+        ];
+        let mut prefs = serde_json::Map::new();
+        if let Some(lang) = look.lang {
+            args.push(format!("--lang={lang}"));
+            prefs.insert("intl.accept_languages".into(), lang.into());
+        }
         let mut capabilities = serde_json::Map::new();
         capabilities.insert(
             "goog:chromeOptions".into(),
-            serde_json::json!({
-                "binary": CHROMIUM,
-                "args": [
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    format!("--user-data-dir={}", profile.path().display()),
-                    "--window-size=1280,1000",
-                ],
-            }),
+            serde_json::json!({ "binary": CHROMIUM, "args": args, "prefs": prefs }),
         );
         let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
             .capabilities(capabilities)
@@ -241,6 +265,59 @@ impl Session {
         std::fs::write(folder.join(name), png).unwrap();
     }
 
+    /// Resizes the window, and waits until the page's viewport has the new width.
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.client.set_window_size(width, height).await.unwrap();
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let inner = self.number("return window.innerWidth").await;
+            if inner == f64::from(width) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the viewport is {width} px wide within a minute (it is {inner})"
+            );
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// What a script returns, as a number.
+    pub async fn number(&self, script: &str) -> f64 {
+        let value = self.client.execute(script, vec![]).await.unwrap();
+        value
+            .as_f64()
+            .unwrap_or_else(|| panic!("{script} answers a number: {value}"))
+    }
+
+    /// What a script returns, as JSON.
+    pub async fn script(&self, script: &str) -> serde_json::Value {
+        self.client.execute(script, vec![]).await.unwrap()
+    }
+
+    /// axe-core's violations on the page as it is now (`source`: axe.min.js, see [`axe_source`]).
+    pub async fn axe(&self, source: &str) -> Vec<Violation> {
+        let present = self.script("return typeof window.axe === 'object'").await;
+        if present != serde_json::Value::Bool(true) {
+            self.client.execute(source, vec![]).await.unwrap();
+        }
+        let answer = self
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 axe.run(document, { resultTypes: ['violations'] })
+                    .then(r => done(JSON.stringify(r.violations.map(v => ({
+                        id: v.id, impact: v.impact || '', help: v.help,
+                        targets: v.nodes.map(n => n.target.join(' ')) })))))
+                    .catch(e => done(JSON.stringify({ error: String(e) })));",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let text = answer.as_str().expect("axe answers its violations as JSON text");
+        serde_json::from_str(text).unwrap_or_else(|_| panic!("axe ran: {text}"))
+    }
+
     pub async fn close(self) {
         let _ = self.client.close().await;
     }
@@ -257,6 +334,42 @@ pub fn screenshots() -> (PathBuf, Option<tempfile::TempDir>) {
         None => {
             let temporary = tempfile::tempdir().unwrap();
             (temporary.path().to_path_buf(), Some(temporary))
+        }
+    }
+}
+
+/// One rule that axe-core finds broken on a page, and where.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Violation {
+    pub id: String,
+    /// `minor`, `moderate`, `serious` or `critical`.
+    pub impact: String,
+    pub help: String,
+    /// The CSS selectors of the elements that break it.
+    pub targets: Vec<String>,
+}
+
+impl Violation {
+    /// Critical or serious: what a person with a screen reader or a keyboard cannot get past.
+    pub fn grave(&self) -> bool {
+        self.impact == "critical" || self.impact == "serious"
+    }
+}
+
+/// axe-core's `axe.min.js`: `MSGBATCH_AXE`, else where `.ci/run` installs it from the npm registry
+/// (`target/axe/node_modules/axe-core/axe.min.js`); `None` (with a line saying so) when absent.
+pub fn axe_source() -> Option<String> {
+    let path = std::env::var_os("MSGBATCH_AXE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/axe/node_modules/axe-core/axe.min.js"));
+    match std::fs::read_to_string(&path) {
+        Ok(source) => Some(source),
+        Err(_) => {
+            println!(
+                "skipped: axe-core not installed at {} (`.ci/run` installs it; or set MSGBATCH_AXE)",
+                path.display()
+            );
+            None
         }
     }
 }

@@ -1,17 +1,15 @@
-//! Campaign pages: the list with its state filter, a new campaign (kind, settings, files), the overview with what can be done next, and the edit form (any change voids the check and the approval).
+//! Campaign pages: the list with its state filter, the overview with what can be done next, and a copy of a campaign (the new and edit forms are in composer.rs).
 
 use super::filters;
-use super::uploads::{self, Upload};
 use super::{render, to, Me};
 use crate::console::auth::{Editor, Posted, Signed};
-use crate::console::campaigns::{self, CampaignRecord, Found, State};
+use crate::console::campaigns::{CampaignRecord, Found, State};
 use crate::console::error::ConsoleError;
 use crate::console::store::{AuditEntry, Role};
 use crate::console::words::Words;
-use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
 use askama::Template;
-use axum::extract::{Multipart, Query, State as Console};
+use axum::extract::{Query, State as Console};
 use axum::response::Response;
 use serde::Deserialize;
 
@@ -79,13 +77,13 @@ pub async fn list(
                 .check
                 .as_ref()
                 .and_then(|check| check.scan.as_ref())
-                .map(|scan| scan.rows.to_string())
+                .map(|scan| crate::text::count(scan.rows))
                 .unwrap_or_else(|| "–".into()),
             sent,
             spend,
             id: record.id,
             name: record.name,
-            kind: record.kind,
+            kind: crate::report::kind_label(&record.kind, signed.words.report_lang()),
             state,
             author: record.author,
             updated: record.updated_at,
@@ -109,13 +107,13 @@ fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
     if let Some(run) = crate::console::runner::active(console, &record.id) {
         let view = run.board.view();
         return (
-            view.sent.to_string(),
+            crate::text::count(view.sent),
             crate::console::runner::spend_text(view.charged, view.budget),
         );
     }
     if let Some(figures) = record.run.as_ref().and_then(|run| run.figures) {
         return (
-            figures.sent.to_string(),
+            crate::text::count(figures.sent),
             crate::console::runner::spend_text(figures.charged, figures.budget),
         );
     }
@@ -124,160 +122,13 @@ fn progress(console: &Shared, record: &CampaignRecord) -> (String, String) {
         if let Ok(status) = crate::engine::status(&console.workspace.run_dir(&record.id)) {
             let budget = status.budget.unwrap_or_default();
             return (
-                status.sent.to_string(),
+                crate::text::count(status.sent),
                 crate::console::runner::spend_text(status.budget.map(|b| b.charged), budget.limit),
             );
         }
     }
     let budget = record.check.as_ref().and_then(|check| check.budget);
     ("0".into(), crate::console::runner::spend_text(None, budget))
-}
-
-#[derive(Template)]
-#[template(path = "console/new.html")]
-struct NewPage {
-    w: &'static Words,
-    me: Me,
-    kinds: Vec<(&'static str, &'static str)>,
-}
-
-pub async fn new_form(Editor(signed): Editor) -> Result<Response, ConsoleError> {
-    render(NewPage {
-        w: signed.words,
-        me: Me::of(&signed),
-        kinds: crate::console::starters::KINDS.to_vec(),
-    })
-}
-
-/// Places the uploaded recipients and suppression files in the campaign folder.
-fn place_files(
-    console: &Shared,
-    upload: &mut Upload,
-    dir: &std::path::Path,
-    record: &mut CampaignRecord,
-) -> Result<bool, ConsoleError> {
-    let mut changed = false;
-    if let Some(received) = upload.files.remove("recipients") {
-        if let Some(old) = &record.recipients {
-            let _ = std::fs::remove_file(dir.join(&old.stored));
-        }
-        record.recipients = Some(uploads::place(console, received, dir, "recipients")?);
-        changed = true;
-    }
-    if let Some(received) = upload.files.remove("suppression") {
-        if let Some(old) = &record.suppression {
-            let _ = std::fs::remove_file(dir.join(&old.stored));
-        }
-        record.suppression = Some(uploads::place(console, received, dir, "suppression")?);
-        changed = true;
-    }
-    if upload.field("remove_suppression") == "on" {
-        if let Some(old) = record.suppression.take() {
-            let _ = std::fs::remove_file(dir.join(&old.stored));
-            changed = true;
-        }
-    }
-    Ok(changed)
-}
-
-/// Writes campaign.toml from the settings given, with the stored file names, once they compose as
-/// the engine will load them; the error names the setting.
-fn write_settings(console: &Shared, record: &CampaignRecord, text: &str) -> Result<(), ConsoleError> {
-    let text =
-        crate::console::settings::with_stored_paths(text, record.recipients.as_ref(), record.suppression.as_ref())?;
-    // Composed first: settings the console refuses (a path outside the folder, a connection that
-    // is not there) are named on save, and never written.
-    crate::console::compose::compose_settings(&console.workspace, &record.id, &text)?;
-    let path = console.workspace.campaign_file(&record.id);
-    std::io::Write::write_all(
-        &mut crate::files::create_private(&path).map_err(ConsoleError::from_io)?,
-        text.as_bytes(),
-    )
-    .map_err(ConsoleError::from_io)
-}
-
-pub async fn create(
-    Console(console): Console<Shared>,
-    Editor(signed): Editor,
-    form: Multipart,
-) -> Result<Response, ConsoleError> {
-    let mut upload = uploads::receive(&console, &signed, form).await?;
-    let settings = match upload.files.remove("campaign_file") {
-        Some(received) => std::fs::read_to_string(&received.temporary)
-            .map_err(|_| ConsoleError::Invalid(format!("{} is not UTF-8 text", received.original)))?,
-        None => {
-            let starter = crate::console::starters::starter(upload.field("kind"))
-                .ok_or_else(|| ConsoleError::Invalid("choose a kind, or upload a campaign file".into()))?;
-            toml::to_string(&starter).map_err(ConsoleError::internal)?
-        }
-    };
-    let mut settings: toml::Table =
-        toml::from_str(&settings).map_err(|error| ConsoleError::Invalid(format!("campaign file: {error}")))?;
-    if !settings.contains_key("connection") {
-        // The workspace's first connection, to be changed in the settings if it has several.
-        let connections = crate::console::connections::load(&console.workspace)?;
-        if let Some(name) = connections.keys().next() {
-            settings.insert("connection".into(), toml::Value::String(name.clone()));
-        }
-    }
-    let name = upload.field("name").trim().to_string();
-    if !name.is_empty() {
-        settings.insert("name".into(), toml::Value::String(name));
-    }
-    let record = new_draft(&console, &signed.user.name, &settings, |record, dir| {
-        place_files(&console, &mut upload, dir, record).map(drop)
-    })?;
-    let files: Vec<&str> = [record.recipients.as_ref(), record.suppression.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(|file| file.original.as_str())
-        .collect();
-    console
-        .store
-        .audit(&signed.user.name, "created", Some(&record.id), &files.join(", "))?;
-    Ok(to(format!("/campaigns/{}/edit", record.id)))
-}
-
-/// A new draft made by `by` from `settings`, its files placed by `files` into its new folder; the
-/// folder is taken away again when anything is refused.
-fn new_draft(
-    console: &Shared,
-    by: &str,
-    settings: &toml::Table,
-    files: impl FnOnce(&mut CampaignRecord, &std::path::Path) -> Result<(), ConsoleError>,
-) -> Result<CampaignRecord, ConsoleError> {
-    let id = campaigns::new_id();
-    let dir = console.workspace.campaign_dir(&id);
-    crate::files::create_private_dir(&dir).map_err(ConsoleError::from_io)?;
-    let now = campaigns::now_text();
-    let mut record = CampaignRecord {
-        id: id.clone(),
-        name: String::new(),
-        kind: String::new(),
-        state: State::Draft,
-        author: by.to_string(),
-        created_at: now.clone(),
-        updated_at: now,
-        updated_by: by.to_string(),
-        recipients: None,
-        suppression: None,
-        check: None,
-        submitted_by: None,
-        approval: None,
-        run: None,
-    };
-    let made = (|| {
-        files(&mut record, &dir)?;
-        let text = toml::to_string(settings).map_err(ConsoleError::internal)?;
-        write_settings(console, &record, &text)
-    })();
-    if let Err(error) = made {
-        let _ = std::fs::remove_dir_all(&dir);
-        return Err(error);
-    }
-    (record.name, record.kind) = name_and_kind(settings);
-    console.store.put_campaign(&id, &record)?;
-    Ok(record)
 }
 
 /// A new draft with the settings, text and mappings of a campaign (a team sends the same kind of
@@ -300,7 +151,7 @@ pub async fn copy(
         "name".into(),
         toml::Value::String(format!("{} ({})", source.name, signed.words.copy_suffix)),
     );
-    let record = new_draft(&console, &signed.user.name, &settings, |_, _| Ok(()))?;
+    let record = super::composer::new_draft(&console, &signed.user.name, &settings, |_, _| Ok(()))?;
     console.store.audit(
         &signed.user.name,
         "copied",
@@ -308,11 +159,6 @@ pub async fn copy(
         &format!("from {} ({})", source.name, source.id),
     )?;
     Ok(to(format!("/campaigns/{}/edit", record.id)))
-}
-
-fn name_and_kind(settings: &toml::Table) -> (String, String) {
-    let text = |key: &str| settings.get(key).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    (text("name"), text("kind"))
 }
 
 #[derive(Template)]
@@ -336,6 +182,9 @@ struct OverviewPage {
     quiet_until_input: String,
     /// A start was just refused for quiet hours.
     refused_quiet: bool,
+    /// Awaiting approval or approved: what the approver decides on (previews, cost, quiet hours,
+    /// what changed since the last approval).
+    decision: Option<crate::console::approval::Decision>,
 }
 
 #[derive(Deserialize)]
@@ -374,6 +223,7 @@ pub async fn overview(
         0
     };
     let estimate = super::won_opt(record.check.as_ref().and_then(|check| check.estimate));
+    let decision = decision(&console, &record, signed.words).await?;
     render(OverviewPage {
         w: signed.words,
         state: shown_state(&console, &record),
@@ -390,115 +240,31 @@ pub async fn overview(
         refused_quiet: query.refused == "quiet_hours" && !quiet_until.is_empty(),
         quiet_until,
         quiet_until_input,
+        decision,
         me: Me::of(&signed),
         c: record,
     })
 }
 
-#[derive(Template)]
-#[template(path = "console/edit.html")]
-struct EditPage {
-    w: &'static Words,
-    me: Me,
-    c: CampaignRecord,
-    /// The settings the form does not show, as TOML.
-    settings: String,
-    fields: Vec<crate::console::form::FieldView>,
-    columns: Vec<String>,
-    sheets: Vec<String>,
-    phone: String,
-    name: String,
-    sheet: String,
-}
-
-pub async fn edit_form(
-    Console(console): Console<Shared>,
-    Editor(signed): Editor,
-    Found(record): Found,
-) -> Result<Response, ConsoleError> {
+/// The approver's decision for a campaign awaiting approval or approved, compared with the
+/// snapshot of its last approval; `None` in other states, or when its settings no longer load
+/// (the page then shows the estimate alone, and the approval itself refuses).
+async fn decision(
+    console: &Shared,
+    record: &CampaignRecord,
+    words: &'static Words,
+) -> Result<Option<crate::console::approval::Decision>, ConsoleError> {
+    if !matches!(record.state, State::AwaitingApproval | State::Approved) {
+        return Ok(None);
+    }
+    let before = console.store.approved_snapshot(&record.id)?;
+    let (workspace, record) = (console.workspace.clone(), record.clone());
     let id = record.id.clone();
-    let settings = std::fs::read_to_string(console.workspace.campaign_file(&id)).unwrap_or_default();
-    let table: toml::Table = toml::from_str(&settings).unwrap_or_default();
-    let mapped = |key: &str| {
-        table
-            .get("recipients")
-            .and_then(|section| section.get(key))
-            .and_then(|value| value.as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    let (sheets, columns) = match &record.recipients {
-        Some(file) => {
-            let path = campaigns::stored_path(&console.workspace.campaign_dir(&id), file);
-            let sheet = mapped("sheet");
-            tokio::task::spawn_blocking(move || super::super::headers::read(&path, &sheet))
-                .await
-                .map_err(ConsoleError::internal)?
-        }
-        None => (Vec::new(), Vec::new()),
-    };
-    // Settings that no longer parse are shown whole, as written, for the person to mend.
-    let (fields, settings) = match toml::from_str::<toml::Table>(&settings) {
-        Ok(parsed) => (
-            crate::console::form::views(&record.kind, &parsed, signed.words.lang == "ko"),
-            crate::console::form::others(&record.kind, &parsed)?,
-        ),
-        Err(_) => (Vec::new(), settings),
-    };
-    render(EditPage {
-        w: signed.words,
-        me: Me::of(&signed),
-        phone: mapped("phone"),
-        name: mapped("name"),
-        sheet: mapped("sheet"),
-        c: record,
-        fields,
-        settings,
-        columns,
-        sheets,
-    })
-}
-
-pub async fn edit(
-    Console(console): Console<Shared>,
-    Editor(signed): Editor,
-    Found(record): Found,
-    form: Multipart,
-) -> Result<Response, ConsoleError> {
-    let id = record.id.clone();
-    let mut upload = uploads::receive(&console, &signed, form).await?;
-    let by = &signed.user.name;
-    workflow::take(&console, &id, Step::Edit, by, async |record| {
-        let dir = console.workspace.campaign_dir(&id);
-        place_files(&console, &mut upload, &dir, record)?;
-        // The form's fields are merged only when the page sent them for this kind.
-        let mut text = if upload.field("form_kind") == record.kind {
-            crate::console::form::merge(&record.kind, upload.field("settings"), &upload.fields)?
-        } else {
-            upload.field("settings").to_string()
-        };
-        if upload.fields.contains_key("phone") {
-            text = crate::console::settings::with_columns(
-                &text,
-                upload.field("phone"),
-                upload.field("name"),
-                upload.field("sheet"),
-            )?;
-        }
-        let settings: toml::Table = crate::console::settings::parse_settings(&text)?;
-        let written = write_settings(&console, record, &text);
-        (record.name, record.kind) = name_and_kind(&settings);
-        record.void_check(by);
-        if let Err(refused) = written {
-            // Files placed before the settings were refused: the check is void all the same.
-            console.store.put_campaign(&id, record)?;
-            return Err(refused);
-        }
-        Ok(Applied::Changed {
-            detail: String::new(),
-            then: (),
-        })
-    })
-    .await?;
-    Ok(to(format!("/campaigns/{id}")))
+    let made =
+        tokio::task::spawn_blocking(move || crate::console::approval::decision(&workspace, &record, before, words))
+            .await
+            .map_err(ConsoleError::internal)?;
+    Ok(made
+        .inspect_err(|error| tracing::warn!("campaign {id}: no decision page: {error}"))
+        .ok())
 }

@@ -38,6 +38,12 @@ struct CheckPage {
     budget: String,
     over_budget: bool,
     can_edit: bool,
+    /// rows = valid + rejected + duplicates + suppressed, in the page's words.
+    accounting: String,
+    /// Valid rows per lane, chunks per lane and rejected rows per reason, named in the page's language.
+    lanes: Vec<(String, u64)>,
+    chunks: Vec<(String, u64)>,
+    reasons: Vec<(String, u64)>,
 }
 
 #[derive(Deserialize)]
@@ -63,7 +69,40 @@ pub async fn check_page(
     let check = record.check.clone();
     let estimate = check.as_ref().and_then(|check| check.estimate);
     let budget = check.as_ref().and_then(|check| check.budget);
+    let w = signed.words;
+    let lang = w.report_lang();
+    let (header, rejects) = check::rejects_in_words(header, rejects, w);
+    let scan = check.as_ref().and_then(|check| check.scan.as_ref());
+    let lanes = scan.map_or_else(Vec::new, |scan| {
+        scan.per_lane
+            .iter()
+            .map(|(lane, count)| (crate::report::lane_label(*lane, lang).to_string(), *count))
+            .collect()
+    });
+    let reasons = scan.map_or_else(Vec::new, |scan| {
+        scan.rejected_by_reason
+            .iter()
+            .map(|(reason, count)| (check::reason_words(reason, lang), *count))
+            .collect()
+    });
+    let chunks = check.as_ref().map_or_else(Vec::new, |check| {
+        check
+            .chunks
+            .iter()
+            .map(|(lane, count)| (check::lane_words(lane, lang), *count))
+            .collect()
+    });
+    let accounting = scan.map(|scan| {
+        crate::console::words::figures::accounting_line(
+            w,
+            [scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed],
+        )
+    });
     render(CheckPage {
+        accounting: accounting.unwrap_or_default(),
+        lanes,
+        reasons,
+        chunks,
         w: signed.words,
         can_edit: signed.can(Role::Editor),
         me: Me::of(&signed),
@@ -100,9 +139,9 @@ pub async fn run_check(
     workflow::take(&console, &id, Step::Check, &signed.user.name, async |record| {
         let summary = match (&found.refusal, &found.scan) {
             (Some(refusal), _) => format!("refused: {refusal}"),
-            (None, Some(scan)) => format!(
-                "rows {} = valid {} + rejected {} + duplicates {} + suppressed {}",
-                scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed
+            (None, Some(scan)) => crate::console::words::figures::accounting_line(
+                &crate::console::words::EN,
+                [scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed],
             ),
             _ => String::new(),
         };
@@ -266,7 +305,7 @@ pub async fn approve(
     let id = record.id.clone();
     let Approver(signed) = posted.signed;
     let by = &signed.user.name;
-    workflow::take(&console, &id, Step::Approve, by, async |record| {
+    let approved = workflow::take(&console, &id, Step::Approve, by, async |record| {
         if console.two_person && record.is_own(by) {
             return Err(ConsoleError::Forbidden(
                 "nobody approves their own campaign: another approver must approve it".into(),
@@ -286,9 +325,26 @@ pub async fn approve(
             }
         }
         let estimate = record.check.as_ref().and_then(|check| check.estimate);
+        let at = campaigns::now_text();
+        // What the approver approved, kept apart from the record: a change voids the approval,
+        // and the next approver is shown what changed since.
+        let snapshot = {
+            let (workspace, record, by, at) = (console.workspace.clone(), record.clone(), by.clone(), at.clone());
+            tokio::task::spawn_blocking(move || {
+                let campaign = crate::console::compose::load(&workspace, &record.id)?;
+                crate::console::approval::snapshot(&workspace, &record, &campaign, &by, &at)
+            })
+            .await
+            .map_err(ConsoleError::internal)??
+        };
+        if snapshot.fingerprint != fingerprint {
+            return Err(ConsoleError::Conflict(
+                "the campaign's files changed while it was approved: look at it again".into(),
+            ));
+        }
         record.approval = Some(Approval {
             by: by.clone(),
-            at: campaigns::now_text(),
+            at,
             fingerprint,
             estimate,
         });
@@ -299,9 +355,11 @@ pub async fn approve(
             ),
             None => super::won_opt(estimate),
         };
-        Ok(Applied::Changed { detail, then: () })
+        Ok(Applied::Changed { detail, then: snapshot })
     })
     .await?;
+    // Written once the approval is: a snapshot never claims an approval that was not saved.
+    console.store.put_approved_snapshot(&id, &approved.0)?;
     Ok(to(format!("/campaigns/{id}")))
 }
 

@@ -1,11 +1,14 @@
 //! The console's routes, and what every page shares: the signed-in person's bar, rendering, the embedded assets.
 
 mod campaign;
+mod composer;
 mod connections;
 mod flow;
+mod live;
 mod opt_outs;
 mod people;
 mod results;
+pub use results::write_viewer_summaries;
 mod statement;
 mod uploads;
 
@@ -46,6 +49,8 @@ pub struct Me {
     pub role: &'static str,
     pub csrf: String,
     pub admin: bool,
+    /// Seconds after this page's load when the page warns that the idle session ends in five minutes.
+    pub session_warning_after: u64,
 }
 
 impl Me {
@@ -55,6 +60,7 @@ impl Me {
             role: signed.user.role.as_str(),
             csrf: signed.session.csrf.clone(),
             admin: signed.can(super::store::Role::Admin),
+            session_warning_after: super::auth::IDLE_TIMEOUT.as_secs().saturating_sub(5 * 60),
         }
     }
 }
@@ -73,8 +79,8 @@ pub fn to(path: String) -> Response {
 pub fn router(console: Shared) -> Router {
     let upload_limit = usize::try_from(console.max_upload).unwrap_or(usize::MAX);
     let uploads = Router::new()
-        .route("/campaigns", post(campaign::create))
-        .route("/campaigns/{id}/edit", post(campaign::edit))
+        .route("/campaigns", post(composer::create))
+        .route("/campaigns/{id}/edit", post(composer::edit))
         .route("/opt-outs/upload", post(opt_outs::upload))
         .route("/statement", post(statement::compare))
         .layer(DefaultBodyLimit::max(upload_limit.saturating_add(1 << 20)));
@@ -95,18 +101,18 @@ pub fn router(console: Shared) -> Router {
         .route("/opt-outs/remove", post(opt_outs::remove))
         .route("/opt-outs.csv", get(opt_outs::download))
         .route("/campaigns", get(campaign::list))
-        .route("/campaigns/new", get(campaign::new_form))
+        .route("/campaigns/new", get(composer::new_form))
         .route("/campaigns/{id}", get(campaign::overview))
-        .route("/campaigns/{id}/edit", get(campaign::edit_form))
+        .route("/campaigns/{id}/edit", get(composer::edit_form))
         .route("/campaigns/{id}/check", get(flow::check_page).post(flow::run_check))
         .route("/campaigns/{id}/rejects.csv", get(flow::rejects_download))
         .route("/campaigns/{id}/test-send", post(flow::test_send))
         .route("/campaigns/{id}/submit", post(flow::submit))
         .route("/campaigns/{id}/approve", post(flow::approve))
         .route("/campaigns/{id}/start", post(flow::start))
-        .route("/campaigns/{id}/live", get(results::live_page))
-        .route("/campaigns/{id}/live/events", get(results::live_events))
-        .route("/campaigns/{id}/control", post(results::control))
+        .route("/campaigns/{id}/live", get(live::live_page))
+        .route("/campaigns/{id}/live/events", get(live::live_events))
+        .route("/campaigns/{id}/control", post(live::control))
         .route("/campaigns/{id}/resume", post(results::resume))
         .route("/campaigns/{id}/results", get(results::results_page))
         .route("/campaigns/{id}/summary", get(results::summary))
@@ -118,6 +124,7 @@ pub fn router(console: Shared) -> Router {
         .route("/assets/console.css", get(css))
         .route("/assets/live.js", get(live_js))
         .route("/assets/form.js", get(form_js))
+        .route("/assets/keep.js", get(keep_js))
         .merge(uploads)
         .fallback(|| async { ConsoleError::NotFound })
         .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
@@ -127,6 +134,7 @@ pub fn router(console: Shared) -> Router {
 const CSS: &str = include_str!("../assets/console.css");
 const LIVE_JS: &str = include_str!("../assets/live.js");
 const FORM_JS: &str = include_str!("../assets/form.js");
+const KEEP_JS: &str = include_str!("../assets/keep.js");
 
 async fn css() -> Response {
     (
@@ -145,6 +153,10 @@ async fn live_js() -> Response {
 
 async fn form_js() -> Response {
     script(FORM_JS)
+}
+
+async fn keep_js() -> Response {
+    script(KEEP_JS)
 }
 
 fn script(body: &'static str) -> Response {

@@ -25,6 +25,7 @@ struct SignInPage {
     w: &'static Words,
     token: String,
     message: String,
+    next: String,
 }
 
 fn cookie_header(console: &Shared, name: &str, value: &str, max_age: Option<i64>) -> String {
@@ -38,12 +39,19 @@ fn cookie_header(console: &Shared, name: &str, value: &str, max_age: Option<i64>
     cookie
 }
 
-fn sign_in_page(console: &Shared, headers: &HeaderMap, message: String, status: axum::http::StatusCode) -> Response {
+fn sign_in_page(
+    console: &Shared,
+    headers: &HeaderMap,
+    message: String,
+    status: axum::http::StatusCode,
+    next: &str,
+) -> Response {
     let token = auth::random_token();
     let page = SignInPage {
         w: super::words(console, headers),
         token: token.clone(),
         message,
+        next: crate::console::guard::local_path(next).unwrap_or_default().to_string(),
     };
     match render(page) {
         Ok(mut response) => {
@@ -57,8 +65,24 @@ fn sign_in_page(console: &Shared, headers: &HeaderMap, message: String, status: 
     }
 }
 
-pub async fn sign_in_form(Console(console): Console<Shared>, headers: HeaderMap) -> Response {
-    sign_in_page(&console, &headers, String::new(), axum::http::StatusCode::OK)
+#[derive(Deserialize)]
+pub struct NextQuery {
+    #[serde(default)]
+    next: String,
+}
+
+/// The sign-in form; after a session ended, it says so and leads back to the page (`next`).
+pub async fn sign_in_form(
+    Console(console): Console<Shared>,
+    headers: HeaderMap,
+    axum::extract::Query(query): axum::extract::Query<NextQuery>,
+) -> Response {
+    let message = if crate::console::guard::local_path(&query.next).is_some() {
+        super::words(&console, &headers).sign_in_to_continue.to_string()
+    } else {
+        String::new()
+    };
+    sign_in_page(&console, &headers, message, axum::http::StatusCode::OK, &query.next)
 }
 
 #[derive(Deserialize)]
@@ -69,6 +93,9 @@ pub struct SignInForm {
     name: String,
     #[serde(default)]
     password: String,
+    /// The page to go back to (a path of this console), after a session ended.
+    #[serde(default)]
+    next: String,
 }
 
 /// Starts a session for `user`: a new token and CSRF secret, the cookie set.
@@ -129,13 +156,15 @@ pub async fn sign_in(
         return Ok(sign_in_page(
             &console,
             &headers,
-            "the user name or the password is wrong".into(),
+            super::words(&console, &headers).wrong_password.into(),
             axum::http::StatusCode::UNAUTHORIZED,
+            &form.next,
         ));
     }
     console.limiter.succeeded(attempt);
     console.store.audit(&form.name, "signed in", None, "")?;
-    start_session(&console, &form.name, "/campaigns")
+    let then = crate::console::guard::local_path(&form.next).unwrap_or("/campaigns");
+    start_session(&console, &form.name, then)
 }
 
 pub async fn sign_out(

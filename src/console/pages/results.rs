@@ -1,4 +1,4 @@
-//! While and after sending: the live page (Server-Sent Events, or a refresh each second without JavaScript), pause/resume/stop/rate, resuming an interrupted run, the results with their downloads, and "retry failed".
+//! After sending: resuming an interrupted run, the results with their downloads, and "retry failed" (the live page and its controls are in live.rs).
 
 use super::filters;
 use super::flow::{attachment, typed_amount, Empty};
@@ -6,169 +6,15 @@ use super::{render, to, Me};
 use crate::console::auth::{Approver, Editor, Posted, Signed};
 use crate::console::campaigns::{self, CampaignRecord, Found, State, StoredFile};
 use crate::console::error::ConsoleError;
-use crate::console::runner::{self, Launch, LiveView};
+use crate::console::runner::{self, Launch};
 use crate::console::store::Role;
 use crate::console::words::Words;
 use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
 use askama::Template;
 use axum::extract::{Path, State as Console};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use std::time::Duration;
-
-/// How often the live page hears of the figures, at the most.
-const LIVE_EVERY: Duration = Duration::from_millis(500);
-/// How long the live page waits for the figures, at the most.
-const LIVE_AT_LEAST: Duration = Duration::from_secs(1);
-
-#[derive(Template)]
-#[template(path = "console/live.html")]
-struct LivePage {
-    w: &'static Words,
-    controls: [(&'static str, &'static str); 3],
-    me: Me,
-    c: CampaignRecord,
-    v: LiveView,
-    running: bool,
-    can_control: bool,
-}
-
-/// The view of a run: the board of a running one, else its checkpoint.
-fn view_of(console: &Shared, record: &CampaignRecord) -> Option<(LiveView, bool)> {
-    if let Some(run) = crate::console::runner::active(console, &record.id) {
-        return Some((run.board.view(), true));
-    }
-    let status = crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?;
-    let view = LiveView {
-        phase: "finished",
-        lanes: runner::LaneRow::all(&status),
-        sent: status.sent,
-        accepted: status.accepted,
-        not_accepted: status.not_accepted,
-        uncertain: status.uncertain,
-        in_flight: 0,
-        pending: status.pending,
-        rate: "0".into(),
-        pace: String::new(),
-        time_left: "–".into(),
-        charged: status.budget.map(|budget| budget.charged),
-        reserved: status.budget.map(|budget| budget.reserved),
-        budget: status.budget.and_then(|budget| budget.limit),
-        spend: runner::spend_text(
-            status.budget.map(|budget| budget.charged),
-            status.budget.and_then(|budget| budget.limit),
-        ),
-        errors: Vec::new(),
-        waiting: None,
-        finished: record.run.as_ref().and_then(|run| run.end.clone()),
-    };
-    Some((view, false))
-}
-
-pub async fn live_page(
-    Console(console): Console<Shared>,
-    signed: Signed,
-    Found(record): Found,
-) -> Result<Response, ConsoleError> {
-    let (v, running) = view_of(&console, &record)
-        .ok_or_else(|| ConsoleError::Conflict("this campaign has not started: there is nothing to watch yet".into()))?;
-    render(LivePage {
-        w: signed.words,
-        controls: [
-            ("pause", signed.words.pause),
-            ("resume", signed.words.resume),
-            ("stop", signed.words.stop),
-        ],
-        can_control: signed.can(Role::Approver),
-        me: Me::of(&signed),
-        c: record,
-        v,
-        running,
-    })
-}
-
-/// The live figures as Server-Sent Events: one `view` event (JSON) whenever they change, at most
-/// every half second; the stream ends with the run.
-pub async fn live_events(
-    Console(console): Console<Shared>,
-    _signed: Signed,
-    Found(record): Found,
-) -> Result<Response, ConsoleError> {
-    let id = record.id;
-    let run = crate::console::runner::active(&console, &id);
-    let stream = futures::stream::unfold((run, true), move |(run, first)| async move {
-        let run = run?;
-        if !first {
-            // Half a second at least after the last event; then the next change, or the second's
-            // end: a quiet run still sends its figures once a second (the rate and time left move).
-            let mut changed = run.board.changed.subscribe();
-            tokio::time::sleep(LIVE_EVERY).await;
-            let _ = tokio::time::timeout(LIVE_AT_LEAST - LIVE_EVERY, changed.changed()).await;
-        }
-        let view = run.board.view();
-        let done = view.finished.is_some();
-        let event = SseEvent::default()
-            .event("view")
-            .json_data(&view)
-            .unwrap_or_else(|_| SseEvent::default());
-        Some((
-            Ok::<_, std::convert::Infallible>(event),
-            (if done { None } else { Some(run) }, false),
-        ))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
-}
-
-#[derive(Deserialize)]
-pub struct ControlForm {
-    action: String,
-    #[serde(default)]
-    rate: String,
-}
-
-/// Pause, resume, stop, or a new rate, through the run's control handle.
-pub async fn control(
-    Console(console): Console<Shared>,
-    Found(record): Found,
-    posted: Posted<ControlForm, Approver>,
-) -> Result<Response, ConsoleError> {
-    let id = record.id;
-    let Approver(signed) = posted.signed;
-    let run = crate::console::runner::active(&console, &id)
-        .ok_or_else(|| ConsoleError::Conflict("this campaign is not sending now".into()))?;
-    let detail = match posted.form.action.as_str() {
-        "pause" => {
-            run.control.pause();
-            String::new()
-        }
-        "resume" => {
-            run.control.resume();
-            String::new()
-        }
-        "stop" => {
-            run.control.stop();
-            String::new()
-        }
-        "rate" => {
-            let rate: f64 = posted.form.rate.trim().parse().map_err(|_| {
-                ConsoleError::Invalid(format!(
-                    "the rate {:?} is not a number of messages per second",
-                    posted.form.rate
-                ))
-            })?;
-            let rate = crate::campaign::check_rate(rate).map_err(ConsoleError::Invalid)?;
-            run.control.adjust(Some(rate), None);
-            format!("{rate} / s")
-        }
-        other => return Err(ConsoleError::Invalid(format!("unknown action {other:?}"))),
-    };
-    console
-        .store
-        .audit(&signed.user.name, &posted.form.action, Some(&id), &detail)?;
-    Ok(to(format!("/campaigns/{id}/live")))
-}
 
 #[derive(Deserialize)]
 pub struct ResumeForm {
@@ -232,6 +78,12 @@ struct ResultsPage {
     summary: Option<SummaryFile>,
     /// The status codes the service answered, each with what it means in the page's language.
     statuses: Vec<(String, String, u64)>,
+    /// rows = rejected + duplicates + suppressed + sent + uncertain + pending, in the page's words.
+    equation: String,
+    /// Each billing class in words, its count and its net charge.
+    classes: Vec<(String, u64, i64)>,
+    /// A gateway run's final results, each code with what it means.
+    final_results: Vec<(String, String, u64)>,
     files: Vec<&'static str>,
     can_retry: bool,
     charged: String,
@@ -292,14 +144,41 @@ pub async fn results_page(
         .filter(|name| run_dir.join(name).exists())
         .collect();
     let lang = signed.words.report_lang();
+    let labelled = |(code, count): (&String, &u64)| {
+        let label = crate::report::status_label(code, lang).unwrap_or_default();
+        (code.clone(), label.to_string(), *count)
+    };
     let statuses = summary
         .iter()
         .flat_map(|summary| summary.status.statuses.iter())
+        .map(labelled)
+        .collect();
+    let final_results = summary
+        .iter()
+        .flat_map(|summary| summary.final_results.iter())
         .map(|(code, count)| {
-            let label = crate::report::status_label(code, lang).unwrap_or_default();
+            let label = crate::report::final_result_label(code, lang).unwrap_or_default();
             (code.clone(), label.to_string(), *count)
         })
         .collect();
+    let classes = summary
+        .iter()
+        .flat_map(|summary| summary.classes.iter())
+        .map(|(class, sum)| {
+            let named = crate::api::ledger::BillingClass::ALL
+                .into_iter()
+                .find(|known| known.as_str() == class)
+                .map_or_else(
+                    || class.clone(),
+                    |known| crate::report::class_label(known, lang).to_string(),
+                );
+            (named, sum.charged_count, sum.charged - sum.refunded)
+        })
+        .collect();
+    let equation = summary
+        .as_ref()
+        .map(|summary| crate::console::words::figures::status_equation(signed.words, &summary.status))
+        .unwrap_or_default();
     let charged = summary
         .as_ref()
         .map(|summary| {
@@ -325,6 +204,9 @@ pub async fn results_page(
         c: record,
         summary,
         statuses,
+        equation,
+        classes,
+        final_results,
         files,
         charged,
     })
@@ -464,15 +346,41 @@ pub async fn not_accepted(
     Ok(attachment("not-accepted.csv", "text/csv; charset=utf-8", body))
 }
 
-/// The run's summary.html, shown inside the results page (viewing is not a download).
+/// The run's summary, shown inside the results page (viewing is not a download) in the viewer's
+/// language: the console writes it in both beside the report's own summary.html.
 pub async fn summary(
     Console(console): Console<Shared>,
-    _signed: Signed,
+    signed: Signed,
     Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    let id = record.id;
-    let path = console.workspace.run_dir(&id).join("summary.html");
+    let run_dir = console.workspace.run_dir(&record.id);
+    let in_language = run_dir.join(viewer_summary_name(signed.words.report_lang()));
+    // A run reported before the console wrote one per language has the report's own only.
+    let path = if tokio::fs::try_exists(&in_language).await.unwrap_or(false) {
+        in_language
+    } else {
+        run_dir.join("summary.html")
+    };
     file_response(&path, "summary.html", "text/html; charset=utf-8", false).await
+}
+
+/// The file of the run's summary in one language, written beside summary.html.
+fn viewer_summary_name(lang: crate::report::Lang) -> String {
+    format!("summary.{}.html", lang.code())
+}
+
+/// After a report: the summary in each language a viewer may read, owner-only like the report.
+pub fn write_viewer_summaries(run_dir: &std::path::Path, summary: &crate::report::Summary) -> std::io::Result<()> {
+    use std::io::Write;
+    for lang in [crate::report::Lang::En, crate::report::Lang::Ko] {
+        let path = run_dir.join(viewer_summary_name(lang));
+        let temporary = run_dir.join(format!(".{}.tmp", viewer_summary_name(lang)));
+        let mut file = crate::files::create_private(&temporary)?;
+        file.write_all(crate::report::summary_html(summary, lang).as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, &path)?;
+    }
+    Ok(())
 }
 
 /// A file as a response body read a piece at a time (reports can be gigabytes).

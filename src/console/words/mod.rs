@@ -2,7 +2,9 @@
 
 use axum::http::{header, HeaderMap};
 
+pub mod audit;
 mod en;
+pub mod figures;
 mod ko;
 
 pub use en::EN;
@@ -149,10 +151,220 @@ pub struct Words {
     pub copy_suffix: &'static str,
     pub show: &'static str,
     pub not_accepted_list: &'static str,
+    pub error_refused: &'static str,
+    pub error_refused_lead: &'static str,
+    pub error_forbidden: &'static str,
+    pub error_forbidden_lead: &'static str,
+    pub error_csrf_lead: &'static str,
+    pub error_wrong_host_lead: &'static str,
+    pub error_not_found: &'static str,
+    pub error_not_found_lead: &'static str,
+    pub error_busy: &'static str,
+    pub error_busy_lead: &'static str,
+    pub error_internal: &'static str,
+    pub error_internal_lead: &'static str,
+    pub error_id: &'static str,
+    pub error_back: &'static str,
+    pub valid: &'static str,
+    pub rejected: &'static str,
+    pub duplicates: &'static str,
+    pub suppressed: &'static str,
+    pub accounting_rows: &'static str,
+    pub wrong_password: &'static str,
+    pub session_ending: &'static str,
+    pub draft_restored: &'static str,
+    pub sign_in_to_continue: &'static str,
+    pub chunks: &'static str,
+    pub encoding: &'static str,
+    pub suppression_list_of: &'static str,
+    pub files_changed_since_check: &'static str,
+    pub over_budget: &'static str,
+    pub seconds: &'static str,
+    pub state_draft: &'static str,
+    pub state_checked: &'static str,
+    pub state_awaiting_approval: &'static str,
+    pub state_approved: &'static str,
+    pub state_sending: &'static str,
+    pub state_paused: &'static str,
+    pub state_scheduled: &'static str,
+    pub state_done: &'static str,
+    pub state_stopped: &'static str,
+    pub state_incomplete: &'static str,
+    pub state_failed: &'static str,
+    pub state_interrupted: &'static str,
+    pub role_viewer: &'static str,
+    pub role_editor: &'static str,
+    pub role_approver: &'static str,
+    pub role_admin: &'static str,
+    pub unknown: &'static str,
+    // Point 5, the live view: its progress, answers, rate chart, phases, errors and end texts
+    // (`{n}`, `{t}`… are filled in by src/console/runner.rs and live_chart.rs).
+    pub live_progress: &'static str,
+    pub live_outcomes: &'static str,
+    pub live_rate_chart: &'static str,
+    pub live_chart_waiting: &'static str,
+    pub live_chart_title: &'static str,
+    pub live_start: &'static str,
+    pub live_lane: &'static str,
+    pub live_valid: &'static str,
+    pub live_sending: &'static str,
+    pub live_paused: &'static str,
+    pub live_scheduled: &'static str,
+    pub live_stopping: &'static str,
+    pub live_finished: &'static str,
+    pub live_in: &'static str,
+    pub live_s: &'static str,
+    pub live_min_s: &'static str,
+    pub live_h_min: &'static str,
+    pub live_per_second: &'static str,
+    pub live_at_once: &'static str,
+    pub live_as_answered: &'static str,
+    pub live_err_not_accepted: &'static str,
+    pub live_err_uncertain: &'static str,
+    pub live_err_budget: &'static str,
+    pub live_no_errors: &'static str,
+    pub live_ended: &'static str,
+    pub live_already_ended: &'static str,
+    pub live_see_results: &'static str,
+    pub live_end_complete: &'static str,
+    pub live_end_stopped: &'static str,
+    pub live_end_budget: &'static str,
+    pub live_end_failed: &'static str,
+    pub live_end_error: &'static str,
+    pub live_end_not_started: &'static str,
+    pub live_end_interrupted: &'static str,
+    // Issue 27, points 3 and 4 (composer): the new and edit forms.
+    pub composer_kind_alimtalk: &'static str,
+    pub composer_kind_brand: &'static str,
+    pub composer_kind_text: &'static str,
+    pub composer_kind_sms: &'static str,
+    pub composer_kind_lms: &'static str,
+    pub composer_kind_gateway_alimtalk: &'static str,
+    pub composer_class_sms: &'static str,
+    pub composer_class_lms: &'static str,
+    pub composer_placeholders: &'static str,
+    pub composer_placeholders_intro: &'static str,
+    pub composer_filled_from: &'static str,
+    pub composer_no_placeholders: &'static str,
+    pub composer_choose_column: &'static str,
+    pub composer_not_in_file: &'static str,
+    pub composer_type_column: &'static str,
+    pub composer_preview: &'static str,
+    pub composer_preview_no_file: &'static str,
+    pub composer_preview_unmapped: &'static str,
+    pub composer_preview_size: &'static str,
+    pub composer_preview_unencodable: &'static str,
+    pub composer_size_chars: &'static str,
+    pub composer_size_chars_limit: &'static str,
+    pub composer_size_bytes_limit: &'static str,
+    pub composer_size_bytes_lane: &'static str,
+    pub composer_lane_up_to: &'static str,
+    pub composer_size_unencodable: &'static str,
+    pub composer_advanced: &'static str,
+    pub composer_advanced_label: &'static str,
+    pub composer_remove_file: &'static str,
+    pub composer_file_current: &'static str,
+    pub composer_file_replace: &'static str,
+    pub composer_error_title: &'static str,
+    pub composer_files_again: &'static str,
+    pub composer_refused_settings: &'static str,
+    pub composer_refused_file: &'static str,
+    pub composer_unknown_column: &'static str,
+    pub composer_bad_placeholder: &'static str,
+    pub composer_not_a_number: &'static str,
+    pub composer_not_a_choice: &'static str,
+    pub composer_in_both: &'static str,
+    pub composer_choose_kind: &'static str,
+    pub composer_campaign_file_refused: &'static str,
+    pub composer_kind_hint: &'static str,
+    // Point 6, approval as a decision.
+    pub approval_from: &'static str,
+    pub approval_first: &'static str,
+    pub approval_longest: &'static str,
+    pub approval_chars: &'static str,
+    pub approval_bytes: &'static str,
+    pub approval_not_encodable: &'static str,
+    pub approval_filled_by_service: &'static str,
+    pub approval_fallback: &'static str,
+    pub kakao_channel: &'static str,
+    pub approval_billed_as: &'static str,
+    pub approval_cost: &'static str,
+    pub approval_left: &'static str,
+    pub approval_no_budget: &'static str,
+    pub approval_over_budget: &'static str,
+    pub quiet_enforced: &'static str,
+    pub quiet_warn: &'static str,
+    pub quiet_off: &'static str,
+    pub quiet_not_advertising: &'static str,
+    pub quiet_window: &'static str,
+    pub approval_opt_outs: &'static str,
+    pub approval_opted_out: &'static str,
+    pub approval_list_size: &'static str,
+    pub approval_changes: &'static str,
+    pub approval_first_time: &'static str,
+    pub approval_before: &'static str,
+    pub approval_voided: &'static str,
+    pub approval_nothing_changed: &'static str,
+    pub approval_settings_lines: &'static str,
+    pub approval_text_lines: &'static str,
+    pub approval_files: &'static str,
+    pub approval_was: &'static str,
+    pub approval_now: &'static str,
+    pub no_file: &'static str,
+    pub message_text_file: &'static str,
+    pub approval_by_approver: &'static str,
+    pub approval_not_own: &'static str,
+    pub approval_advanced: &'static str,
 }
 
 /// The words for a request: the fixed language, else the browser's first choice of the two.
 impl Words {
+    /// A campaign's state (`awaiting_approval`, as the store and the CSS class name it) in words;
+    /// an unknown one as written.
+    pub fn state(&self, code: &str) -> &'static str {
+        match code {
+            "draft" => self.state_draft,
+            "checked" => self.state_checked,
+            "awaiting_approval" => self.state_awaiting_approval,
+            "approved" => self.state_approved,
+            "sending" => self.state_sending,
+            "paused" => self.state_paused,
+            "scheduled" => self.state_scheduled,
+            "done" => self.state_done,
+            "stopped" => self.state_stopped,
+            "incomplete" => self.state_incomplete,
+            "failed" => self.state_failed,
+            "interrupted" => self.state_interrupted,
+            _ => self.unknown,
+        }
+    }
+
+    /// An action of the audit log in words (see [`audit::action`]).
+    pub fn audit_action(&self, action: &str) -> String {
+        audit::action(self, action)
+    }
+
+    /// A detail of the audit log in words (see [`audit::detail`]).
+    pub fn audit_detail(&self, detail: &str) -> String {
+        audit::detail(self, detail)
+    }
+
+    /// How a run ended, as its record keeps it, in words (see the live view's `end_words`).
+    pub fn run_end(&self, end: &str) -> String {
+        crate::console::live_view::end_words(self, end)
+    }
+
+    /// A person's role (`approver`) in words.
+    pub fn role(&self, code: &str) -> &'static str {
+        match code {
+            "viewer" => self.role_viewer,
+            "editor" => self.role_editor,
+            "approver" => self.role_approver,
+            "admin" => self.role_admin,
+            _ => self.unknown,
+        }
+    }
+
     /// The language of the report's own words (status labels, the summary) on this page.
     pub fn report_lang(&self) -> crate::report::Lang {
         if self.lang == "ko" {
@@ -186,6 +398,20 @@ pub fn for_request(fixed: Option<&'static Words>, headers: &HeaderMap) -> &'stat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_state_and_role_has_its_words_in_both_languages() {
+        let states = crate::console::campaigns::State::ALL.map(|state| state.as_str());
+        for words in [&EN, &KO] {
+            for code in states.iter().chain(&["paused", "scheduled"]) {
+                assert_ne!(words.state(code), words.unknown, "{code} in {}", words.lang);
+            }
+            for role in ["viewer", "editor", "approver", "admin"] {
+                assert_ne!(words.role(role), words.unknown, "{role} in {}", words.lang);
+            }
+        }
+        assert_eq!(KO.state("awaiting_approval"), "승인 대기");
+    }
 
     #[test]
     fn the_browsers_first_known_language_wins() {

@@ -258,6 +258,10 @@ pub fn reject_reason(reason: &str, lang: Lang) -> Option<&'static str> {
         "not_text" => ["a cell is not text", "텍스트가 아닌 값"],
         "ragged" => ["the row has too few or too many fields", "열 개수가 맞지 않는 행"],
         "field_too_large" => ["a field is over the size limit", "필드 크기 초과"],
+        "cell_error" => [
+            "a cell holds an error or an unsaved formula",
+            "오류 값이나 저장되지 않은 수식이 든 셀",
+        ],
         _ => return None,
     };
     Some(lang.pick(words))
