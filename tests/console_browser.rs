@@ -229,7 +229,7 @@ async fn the_whole_flow_in_a_real_browser() {
         .wait_text("h1 span.state", "approved", |state| state == "approved")
         .await;
     let estimate = second
-        .wait_text("section strong", "the estimate", |text| text.starts_with('₩'))
+        .wait_text("#start-estimate", "the estimate", |text| text.starts_with('₩'))
         .await;
     assert_eq!(estimate, "₩80");
     second.fill("input[name=amount]", &estimate).await;
@@ -264,7 +264,7 @@ async fn the_whole_flow_in_a_real_browser() {
     loop {
         second.goto(&format!("/campaigns/{id}")).await;
         let state = second.wait_text("h1 span.state", "the state", |_| true).await;
-        if state == "done" {
+        if state == "finished" {
             break;
         }
         assert!(

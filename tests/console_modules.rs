@@ -3,32 +3,58 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Each console module (the pages as one) and the console modules it names.
+/// Each console module (a folder module, such as the pages or the words, as one) and the console
+/// modules it names.
+/// The Rust files of a module: its file, or every file in its folder.
+fn rust_files(path: &Path) -> Vec<std::path::PathBuf> {
+    if path.is_dir() {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(path).unwrap() {
+            files.extend(rust_files(&entry.unwrap().path()));
+        }
+        files
+    } else if path.extension().is_some_and(|ext| ext == "rs") {
+        vec![path.to_path_buf()]
+    } else {
+        Vec::new()
+    }
+}
+
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/console");
+    // Each module's text, with the way each of its files names the console (`super::` from
+    // console/x.rs, `super::super::` from console/x/y.rs, `crate::console::`) written one way:
+    // `console::`.
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
     for entry in std::fs::read_dir(&root).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|ext| ext == "rs") && path.file_stem().unwrap() != "mod" {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            sources.insert(name, std::fs::read_to_string(&path).unwrap());
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "mod" || name == "assets" {
+            continue;
+        }
+        let text = sources.entry(name).or_default();
+        for file in rust_files(&path) {
+            let relative = file.strip_prefix(&root).unwrap();
+            let mut depth = relative.components().count();
+            if file.file_stem().unwrap() == "mod" {
+                depth -= 1;
+            }
+            let to_console = "super::".repeat(depth);
+            let source = std::fs::read_to_string(&file).unwrap();
+            text.push_str(
+                &source
+                    .replace(&to_console, "console::")
+                    .replace("crate::console::", "console::"),
+            );
+            text.push('\n');
         }
     }
-    let mut pages = String::new();
-    for entry in std::fs::read_dir(root.join("pages")).unwrap() {
-        pages.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
-    }
-    sources.insert("pages".into(), pages);
+    sources.retain(|_, text| !text.is_empty());
     let names: Vec<String> = sources.keys().cloned().collect();
     sources
         .iter()
         .map(|(module, text)| {
-            // A page names a sibling module as `super::super::NAME` or `crate::console::NAME`.
-            let prefixes: &[&str] = if module == "pages" {
-                &["super::super::", "crate::console::"]
-            } else {
-                &["super::", "crate::console::"]
-            };
+            let prefixes: &[&str] = &["console::"];
             let named = names
                 .iter()
                 .filter(|name| *name != module)

@@ -337,6 +337,20 @@ pub fn stored_path(dir: &Path, file: &StoredFile) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_state_and_role_has_its_words_in_both_languages() {
+        let states = State::ALL.map(|state| state.as_str());
+        for words in [&crate::console::words::EN, &crate::console::words::KO] {
+            for code in states.iter().chain(&["paused", "scheduled"]) {
+                assert_ne!(words.state(code), words.unknown, "{code} in {}", words.lang);
+            }
+            for role in ["viewer", "editor", "approver", "admin"] {
+                assert_ne!(words.role(role), words.unknown, "{role} in {}", words.lang);
+            }
+        }
+        assert_eq!(crate::console::words::KO.state("awaiting_approval"), "승인 대기");
+    }
+
     use super::*;
 
     #[test]

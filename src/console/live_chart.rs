@@ -1,5 +1,6 @@
 //! The live page's pictures, drawn by the server as SVG: the rate over time (a bounded history of samples, never growing with the recipients) and the answers so far as a stacked bar; and the words they are labelled with.
 
+pub use super::words::fill;
 use super::words::Words;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -104,15 +105,6 @@ impl RateHistory {
     pub fn points(&self) -> Vec<RatePoint> {
         self.points.iter().copied().collect()
     }
-}
-
-/// A word with its `{name}` holes filled.
-pub fn fill(word: &str, values: &[(&str, &str)]) -> String {
-    let mut text = word.to_string();
-    for (name, value) in values {
-        text = text.replace(&format!("{{{name}}}"), value);
-    }
-    text
 }
 
 /// A duration as people read it: `42 s`, `3 min 5 s`, `1 h 2 min` (`42초`, `3분 5초`…).

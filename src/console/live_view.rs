@@ -1,6 +1,8 @@
 //! What the live page shows of a run, in the page's words: its figures, progress, pictures, last errors and how it ended; from a running board's reading or from a run's checkpoint and record.
 
-use super::live_chart::{self, fill, RatePoint, Shares};
+use super::live_chart::{self, RatePoint, Shares};
+pub use super::words::ends::end_words;
+use super::words::fill;
 use super::words::{Words, EN};
 use crate::engine::RunEnd;
 use serde::{Deserialize, Serialize};
@@ -214,35 +216,6 @@ pub fn end_text(end: &RunEnd) -> String {
         RunEnd::BudgetReached(reached) => fill(EN.live_end_budget, &[("won", &crate::text::won(reached.limit))]),
         RunEnd::Failed(reason) => fill(EN.live_end_failed, &[("reason", &crate::phone::mask_phones(reason))]),
     }
-}
-
-/// A run's end as its record keeps it ([`end_text`], or the start refused, the error, the console
-/// ended), in the words `w`; the engine's own reason, if any, stays as it was given.
-pub fn end_words(w: &Words, end: &str) -> String {
-    let fixed = [
-        (EN.live_end_complete, w.live_end_complete),
-        (EN.live_end_stopped, w.live_end_stopped),
-        (EN.live_end_interrupted, w.live_end_interrupted),
-    ];
-    if let Some((_, word)) = fixed.iter().find(|(english, _)| *english == end) {
-        return word.to_string();
-    }
-    let with_hole = [
-        (EN.live_end_failed, w.live_end_failed, "reason"),
-        (EN.live_end_error, w.live_end_error, "reason"),
-        (EN.live_end_not_started, w.live_end_not_started, "reason"),
-        (EN.live_end_budget, w.live_end_budget, "won"),
-    ];
-    for (english, word, hole) in with_hole {
-        let marker = format!("{{{hole}}}");
-        let Some((before, after)) = english.split_once(&marker) else {
-            continue;
-        };
-        if let Some(value) = end.strip_prefix(before).and_then(|rest| rest.strip_suffix(after)) {
-            return fill(word, &[(hole, value)]);
-        }
-    }
-    end.to_string()
 }
 
 #[cfg(test)]

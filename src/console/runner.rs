@@ -346,7 +346,26 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
     })
     .await
     .map_err(ConsoleError::from)?;
-    crate::console::pages::write_viewer_summaries(&run_dir, &summary).map_err(ConsoleError::from_io)
+    write_viewer_summaries(&run_dir, &summary).map_err(ConsoleError::from_io)
+}
+
+/// The file of the run's summary in one language, written beside summary.html.
+pub fn viewer_summary_name(lang: crate::report::Lang) -> String {
+    format!("summary.{}.html", lang.code())
+}
+
+/// After a report: the summary in each language a viewer may read, owner-only like the report.
+pub fn write_viewer_summaries(run_dir: &std::path::Path, summary: &crate::report::Summary) -> std::io::Result<()> {
+    use std::io::Write;
+    for lang in [crate::report::Lang::En, crate::report::Lang::Ko] {
+        let path = run_dir.join(viewer_summary_name(lang));
+        let temporary = run_dir.join(format!(".{}.tmp", viewer_summary_name(lang)));
+        let mut file = crate::files::create_private(&temporary)?;
+        file.write_all(crate::report::summary_html(summary, lang).as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, &path)?;
+    }
+    Ok(())
 }
 
 /// The run's status, once no reader holds it (see [`waiting_for_run_dir`]).

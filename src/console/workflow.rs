@@ -26,12 +26,6 @@ struct Rule {
     refusal: &'static str,
 }
 
-/// The audit log's word of each step (the test of the pages' words reads them all).
-#[cfg(test)]
-pub fn audit_actions() -> impl Iterator<Item = &'static str> {
-    WORKFLOW.iter().map(|rule| rule.action)
-}
-
 /// The workflow (DESIGN.md, "The console"): draft → checked → awaiting approval → approved →
 /// sending → an end; an edit or a check from any state not yet started.
 const WORKFLOW: [Rule; 6] = [
@@ -140,6 +134,20 @@ pub async fn take<T>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn actions_the_workflow_writes_have_korean_words() {
+        for kept in WORKFLOW.iter().map(|rule| rule.action) {
+            assert!(
+                !crate::console::words::audit::action(&crate::console::words::KO, kept).is_ascii(),
+                "{kept} has Korean words"
+            );
+        }
+        assert_eq!(
+            crate::console::words::audit::action(&crate::console::words::KO, "something new"),
+            "something new"
+        );
+    }
+
     use super::*;
 
     #[test]

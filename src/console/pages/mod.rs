@@ -8,7 +8,6 @@ mod live;
 mod opt_outs;
 mod people;
 mod results;
-pub use results::write_viewer_summaries;
 mod statement;
 mod uploads;
 

@@ -354,7 +354,7 @@ pub async fn summary(
     Found(record): Found,
 ) -> Result<Response, ConsoleError> {
     let run_dir = console.workspace.run_dir(&record.id);
-    let in_language = run_dir.join(viewer_summary_name(signed.words.report_lang()));
+    let in_language = run_dir.join(crate::console::runner::viewer_summary_name(signed.words.report_lang()));
     // A run reported before the console wrote one per language has the report's own only.
     let path = if tokio::fs::try_exists(&in_language).await.unwrap_or(false) {
         in_language
@@ -362,25 +362,6 @@ pub async fn summary(
         run_dir.join("summary.html")
     };
     file_response(&path, "summary.html", "text/html; charset=utf-8", false).await
-}
-
-/// The file of the run's summary in one language, written beside summary.html.
-fn viewer_summary_name(lang: crate::report::Lang) -> String {
-    format!("summary.{}.html", lang.code())
-}
-
-/// After a report: the summary in each language a viewer may read, owner-only like the report.
-pub fn write_viewer_summaries(run_dir: &std::path::Path, summary: &crate::report::Summary) -> std::io::Result<()> {
-    use std::io::Write;
-    for lang in [crate::report::Lang::En, crate::report::Lang::Ko] {
-        let path = run_dir.join(viewer_summary_name(lang));
-        let temporary = run_dir.join(format!(".{}.tmp", viewer_summary_name(lang)));
-        let mut file = crate::files::create_private(&temporary)?;
-        file.write_all(crate::report::summary_html(summary, lang).as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, &path)?;
-    }
-    Ok(())
 }
 
 /// A file as a response body read a piece at a time (reports can be gigabytes).

@@ -120,14 +120,6 @@ mod tests {
         assert_eq!(detail(&EN, &kept), kept);
     }
 
-    #[test]
-    fn actions_the_workflow_writes_have_korean_words() {
-        for kept in crate::console::workflow::audit_actions() {
-            assert!(!action(&KO, kept).is_ascii(), "{kept} has Korean words");
-        }
-        assert_eq!(action(&KO, "something new"), "something new");
-    }
-
     proptest! {
         #[test]
         fn any_accounting_line_reads_back_with_its_figures(figures in proptest::array::uniform5(0u64..10_000_000)) {
