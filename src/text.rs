@@ -111,6 +111,11 @@ pub fn won(amount: i64) -> String {
     format!("{sign}₩{}", count(amount.unsigned_abs()))
 }
 
+/// [`won`] of an amount that may not be known: `–` for none.
+pub fn won_opt(amount: Option<i64>) -> String {
+    amount.map(won).unwrap_or_else(|| "–".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,9 +5,7 @@ mod common;
 #[path = "common/webdriver.rs"]
 mod webdriver;
 
-use common::console::{
-    approved, from_kind_picker, location, stop_from_live, team, until_ended, uploaded, Team, NOTIFICATION,
-};
+use common::console::{approved, from_kind_picker, stop_from_live, team, until_ended, uploaded, Team, NOTIFICATION};
 use reqwest::StatusCode;
 use std::path::Path;
 use webdriver::{axe_source, driver, screenshots, Look, Session, Violation};
@@ -32,13 +30,7 @@ fn people(n: usize) -> String {
 async fn started(team: &mut Team, settings: &str, n: usize) -> String {
     let id = uploaded(&mut team.editor, settings, &people(n)).await;
     approved(team, &id).await;
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let amount = (n * 8).to_string();
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", &amount)])
-        .await;
-    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "the run starts");
+    common::console::started(team, &id, &(n * 8).to_string(), "the run starts").await;
     id
 }
 

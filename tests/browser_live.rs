@@ -5,27 +5,10 @@ mod common;
 #[path = "common/webdriver.rs"]
 mod webdriver;
 
-use common::console::{approved, location, team, uploaded, PASSWORD};
+use common::console::{approved, slow, team, uploaded, PASSWORD, SMS};
 use fantoccini::Locator;
 use std::time::Instant;
 use webdriver::{driver, screenshots, Look, Session, DEADLINE, POLL};
-
-/// Twenty-four SMS, one a request, two a second (about twelve seconds of sending).
-const SLOW_SMS: &str = r##"name = "월간 소식"
-kind = "sms"
-[message]
-service = 3001
-text = "#{이름}님, 이번 달 소식입니다."
-callback_no = "0212345678"
-
-[recipients]
-path = "r.csv"
-name = "name"
-
-[send]
-chunk_size = 1
-messages_per_second = 2
-"##;
 
 /// What the page shows at one look: the percentage, the bar's value, the chart's points.
 #[derive(Debug, PartialEq)]
@@ -98,7 +81,12 @@ async fn the_live_pages_bar_and_chart_move_during_a_run() {
     for i in 1..=24 {
         people.push_str(&format!("010700000{i:02},고객{i}\n"));
     }
-    let id = uploaded(&mut team.editor, SLOW_SMS, &people).await;
+    let id = uploaded(
+        &mut team.editor,
+        &slow(&SMS.replace("monthly-news", "월간 소식")),
+        &people,
+    )
+    .await;
     approved(&mut team, &id).await;
 
     // joon signs in in a Korean browser.
@@ -118,12 +106,7 @@ async fn the_live_pages_bar_and_chart_move_during_a_run() {
         .unwrap();
     joon.wait_path("signing in", |path| path != "/signin").await;
 
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "216")])
-        .await;
-    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "24 SMS at ₩9");
+    common::console::started(&mut team, &id, "216", "24 SMS at ₩9").await;
     joon.goto(&format!("/campaigns/{id}/live")).await;
     // A mark on this page: a reload would lose it.
     joon.client

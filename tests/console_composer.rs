@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::console::{between, team, uploaded, Browser};
+use common::console::{between, html_unescape, team, uploaded, Browser};
 use reqwest::multipart::Form;
 use reqwest::StatusCode;
 
@@ -22,19 +22,9 @@ phone = "휴대폰"
 name = "고객명"
 "##;
 
-/// The text of a page's text area as a browser would send it back.
-fn unescape(text: &str) -> String {
-    text.replace("&quot;", "\"")
-        .replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
-}
-
 /// The advanced settings box of an edit page.
 fn advanced(page: &str) -> String {
-    unescape(
+    html_unescape(
         &between(
             page,
             "<textarea name=\"settings\" rows=\"16\" class=\"code\">",

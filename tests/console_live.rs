@@ -2,26 +2,9 @@
 
 mod common;
 
-use common::console::{approved, between, location, team, until_ended, uploaded, Browser, TestConsole};
+use common::console::{approved, between, location, slow, team, until_ended, uploaded, Browser, TestConsole, SMS};
 use reqwest::StatusCode;
 use std::time::{Duration, Instant};
-
-/// Eight SMS, one a request, two a second (about four seconds of sending).
-const SLOW_SMS: &str = r##"name = "monthly-news"
-kind = "sms"
-[message]
-service = 3001
-text = "#{이름}님, 이번 달 소식입니다."
-callback_no = "0212345678"
-
-[recipients]
-path = "r.csv"
-name = "name"
-
-[send]
-chunk_size = 1
-messages_per_second = 2
-"##;
 
 /// Eight people; the sandbox answers ERROR to the number ending in 96.
 fn people() -> String {
@@ -35,14 +18,9 @@ fn people() -> String {
 
 /// The slow campaign, approved and started by the approver; its id.
 async fn started(team: &mut common::console::Team) -> String {
-    let id = uploaded(&mut team.editor, SLOW_SMS, &people()).await;
+    let id = uploaded(&mut team.editor, &slow(SMS), &people()).await;
     approved(team, &id).await;
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "72")])
-        .await;
-    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "eight SMS at ₩9");
+    common::console::started(team, &id, "72", "eight SMS at ₩9").await;
     id
 }
 
@@ -170,7 +148,7 @@ async fn a_run_shows_its_bar_answers_and_rate_then_its_results_and_errors_surviv
 async fn nothing_to_watch_and_a_control_before_any_run_lead_to_the_campaign() {
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    let id = uploaded(&mut team.editor, SLOW_SMS, &people()).await;
+    let id = uploaded(&mut team.editor, &slow(SMS), &people()).await;
     approved(&mut team, &id).await;
     let response = team.approver.get(&format!("/campaigns/{id}/live")).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);

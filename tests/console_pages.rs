@@ -3,7 +3,8 @@
 mod common;
 
 use common::console::{
-    approved, between, campaign_id, location, run_status, team, team_with, until_ended, Browser, NOTIFICATION,
+    approved, between, campaign_id, html_unescape, location, run_status, team, team_with, until_ended, Browser,
+    NOTIFICATION,
 };
 use common::process::SandboxProcess;
 use reqwest::multipart::{Form, Part};
@@ -560,16 +561,6 @@ async fn the_edit_page_is_a_form_of_the_kind_with_the_text_measured_and_parquet_
         phone_list.contains("<option>hp</option>") && phone_list.contains("<option>고객명</option>"),
         "{phone_list}"
     );
-}
-
-/// The text of a page's text area as a browser would send it back.
-fn html_unescape(text: &str) -> String {
-    text.replace("&quot;", "\"")
-        .replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }
 
 /// Starts a notification to the six people, slow enough for a reader to be reading when the run

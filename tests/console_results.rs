@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::console::{approved, between, location, team, until_ended, uploaded, NOTIFICATION};
+use common::console::{approved, between, team, until_ended, uploaded, NOTIFICATION};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens_on_this_month() {
@@ -15,16 +15,7 @@ async fn results_read_with_separators_csvs_open_in_excel_and_the_statement_opens
     }
     let id = uploaded(&mut team.editor, NOTIFICATION, &people).await;
     approved(&mut team, &id).await;
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "₩10,000")])
-        .await;
-    assert_eq!(
-        location(&response),
-        format!("/campaigns/{id}/live"),
-        "1,250 notifications at ₩8"
-    );
+    common::console::started(&mut team, &id, "₩10,000", "1,250 notifications at ₩8").await;
     assert_eq!(until_ended(&mut team.approver, &id).await, "done");
     common::console::run_status(&team.console.workspace.join("runs").join(&id)).await;
 

@@ -2,20 +2,8 @@
 
 mod common;
 
-use common::console::{approved, between, campaign_id, location, team, until_ended, uploaded};
+use common::console::{approved, between, campaign_id, location, team, until_ended, uploaded, SMS};
 use reqwest::StatusCode;
-
-const SMS: &str = r##"name = "monthly-news"
-kind = "sms"
-[message]
-service = 3001
-text = "#{이름}님, 이번 달 소식입니다."
-callback_no = "0212345678"
-
-[recipients]
-path = "r.csv"
-name = "name"
-"##;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_failed_makes_a_draft_of_the_recipients_not_taken_that_checks() {
@@ -25,12 +13,7 @@ async fn retry_failed_makes_a_draft_of_the_recipients_not_taken_that_checks() {
     let people = "phone,name\n01060000001,고객1\n01060000096,고객2\n01060000003,고객3\n";
     let id = uploaded(&mut team.editor, SMS, people).await;
     approved(&mut team, &id).await;
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "27")])
-        .await;
-    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "three SMS at ₩9");
+    common::console::started(&mut team, &id, "27", "three SMS at ₩9").await;
     until_ended(&mut team.approver, &id).await;
     common::console::run_status(&team.console.workspace.join("runs").join(&id)).await;
 

@@ -419,16 +419,7 @@ async fn downloads_are_safe_in_a_spreadsheet_and_name_no_server_path() {
     .await;
     let id = campaign_id(&location(&response));
     approved(&mut team, &id).await;
-    team.approver.page(&format!("/campaigns/{id}")).await;
-    let response = team
-        .approver
-        .post(&format!("/campaigns/{id}/start"), &[("amount", "32")])
-        .await;
-    assert_eq!(
-        location(&response),
-        format!("/campaigns/{id}/live"),
-        "four notifications at ₩8"
-    );
+    common::console::started(&mut team, &id, "32", "four notifications at ₩8").await;
     assert_eq!(common::console::until_ended(&mut team.approver, &id).await, "done");
     common::console::run_status(&team.console.workspace.join("runs").join(&id)).await;
 

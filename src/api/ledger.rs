@@ -39,6 +39,11 @@ impl BillingClass {
             BillingClass::FallbackLms => "fallback_lms",
         }
     }
+
+    /// The class [`BillingClass::as_str`] names.
+    pub fn parse(text: &str) -> Option<BillingClass> {
+        BillingClass::ALL.into_iter().find(|class| class.as_str() == text)
+    }
 }
 
 impl fmt::Display for BillingClass {

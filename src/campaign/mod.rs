@@ -90,6 +90,11 @@ impl Lane {
     pub fn from_index(index: u8) -> Option<Lane> {
         Lane::ALL.get(index as usize).copied()
     }
+
+    /// The lane [`Lane::as_str`] names.
+    pub fn parse(text: &str) -> Option<Lane> {
+        Lane::ALL.into_iter().find(|lane| lane.as_str() == text)
+    }
 }
 
 /// `quiet_hours` setting.

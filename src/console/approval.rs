@@ -100,28 +100,36 @@ pub fn snapshot(
         .and_then(|message| message.get("text_file"))
         .and_then(toml::Value::as_str)
         .map(|name| dir.join(name));
+    // Each file is read once: its digest serves its line here and the approval's fingerprint.
+    let mut digests = std::collections::HashMap::new();
     let mut files = vec![file_snapshot(
         FileRole::Recipients,
         uploaded(&record.recipients, &campaign.recipients.path),
         &campaign.recipients.path,
+        &mut digests,
     )?];
     if let Some(path) = &campaign.recipients.suppression {
         files.push(file_snapshot(
             FileRole::Suppression,
             uploaded(&record.suppression, path),
             path,
+            &mut digests,
         )?);
     }
     if let Some(path) = &campaign.recipients.opt_outs {
-        files.push(file_snapshot(FileRole::OptOuts, file_name(path), path)?);
+        files.push(file_snapshot(FileRole::OptOuts, file_name(path), path, &mut digests)?);
     }
     if let Some(path) = &text_file {
-        files.push(file_snapshot(FileRole::TextFile, file_name(path), path)?);
+        files.push(file_snapshot(FileRole::TextFile, file_name(path), path, &mut digests)?);
     }
+    let fingerprint = super::compose::fingerprint_with(campaign, &mut |path| match digests.get(path) {
+        Some(digest) => Ok(digest.clone()),
+        None => crate::engine::fingerprint_file(path),
+    })?;
     Ok(Snapshot {
         by: by.to_string(),
         at: at.to_string(),
-        fingerprint: super::compose::fingerprint_of(campaign)?,
+        fingerprint,
         settings,
         text: campaign.message_text().unwrap_or("").to_string(),
         files,
@@ -135,9 +143,18 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn file_snapshot(role: FileRole, name: String, path: &Path) -> Result<FileSnapshot, ConsoleError> {
+fn file_snapshot(
+    role: FileRole,
+    name: String,
+    path: &Path,
+    digests: &mut std::collections::HashMap<std::path::PathBuf, String>,
+) -> Result<FileSnapshot, ConsoleError> {
     let (bytes, fingerprint) = match std::fs::metadata(path) {
-        Ok(meta) => (meta.len(), crate::engine::fingerprint_file(path)?),
+        Ok(meta) => {
+            let digest = crate::engine::fingerprint_file(path)?;
+            digests.insert(path.to_path_buf(), digest.clone());
+            (meta.len(), digest)
+        }
         Err(_) => (0, "missing".to_string()),
     };
     Ok(FileSnapshot {
@@ -208,8 +225,8 @@ pub fn compare(before: &Snapshot, now: &Snapshot, w: &Words) -> Changes {
         settings,
         text,
         files,
-        estimate_before: super::pages::won_opt(before.estimate),
-        estimate_now: super::pages::won_opt(now.estimate),
+        estimate_before: crate::text::won_opt(before.estimate),
+        estimate_now: crate::text::won_opt(now.estimate),
     }
 }
 
@@ -300,13 +317,13 @@ pub struct Cost {
 impl Cost {
     pub fn of(check: &CheckRecord) -> Cost {
         let left = match (check.budget, check.estimate) {
-            (Some(budget), Some(estimate)) => super::pages::won(budget - estimate),
+            (Some(budget), Some(estimate)) => crate::text::won(budget - estimate),
             _ => String::new(),
         };
         Cost {
-            estimate: super::pages::won_opt(check.estimate),
-            worst_case: super::pages::won_opt(check.worst_case),
-            budget: super::pages::won_opt(check.budget),
+            estimate: crate::text::won_opt(check.estimate),
+            worst_case: crate::text::won_opt(check.worst_case),
+            budget: crate::text::won_opt(check.budget),
             left,
             over: check.budget_refusal().is_some(),
             no_budget: check.budget.is_none(),

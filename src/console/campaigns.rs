@@ -173,7 +173,7 @@ pub struct RunRecord {
     pub figures: Option<RunFigures>,
     /// What the live page showed when the run ended: its last errors (masked) and rate over time.
     #[serde(default)]
-    pub live: super::runner::KeptLive,
+    pub live: super::live_view::KeptLive,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

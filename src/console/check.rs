@@ -127,13 +127,10 @@ pub struct RejectLine {
 
 /// A lane's name (`alimtalk`, as the check keeps it) in the page's language; an unknown one as kept.
 pub fn lane_words(lane: &str, lang: crate::report::Lang) -> String {
-    crate::campaign::Lane::ALL
-        .into_iter()
-        .find(|known| known.as_str() == lane)
-        .map_or_else(
-            || lane.to_string(),
-            |known| crate::report::lane_label(known, lang).to_string(),
-        )
+    crate::campaign::Lane::parse(lane).map_or_else(
+        || lane.to_string(),
+        |known| crate::report::lane_label(known, lang).to_string(),
+    )
 }
 
 /// A reject reason as people read it, its code kept beside: `휴대전화 번호 아님 (phone_invalid)`.

@@ -120,6 +120,15 @@ pub fn fingerprint(workspace: &Workspace, record: &CampaignRecord) -> Result<Str
 /// [`fingerprint`] of a campaign already loaded: each file by the engine's own digest
 /// (a file not there yet, such as recipients before their upload, counts as missing).
 pub fn fingerprint_of(campaign: &Campaign) -> Result<String, ConsoleError> {
+    fingerprint_with(campaign, &mut |path| crate::engine::fingerprint_file(path))
+}
+
+/// [`fingerprint_of`] with each file's digest from `digest` (so that a caller that keeps the
+/// digests, the approval's snapshot, reads each file once).
+pub fn fingerprint_with(
+    campaign: &Campaign,
+    digest: &mut dyn FnMut(&Path) -> anyhow::Result<String>,
+) -> Result<String, ConsoleError> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let files = [
         Some(&campaign.file),
@@ -134,7 +143,7 @@ pub fn fingerprint_of(campaign: &Campaign) -> Result<String, ConsoleError> {
         hasher.update(name.as_bytes());
         match path {
             Some(path) if path.exists() => {
-                hasher.update(crate::engine::fingerprint_file(path)?.as_bytes());
+                hasher.update(digest(path)?.as_bytes());
             }
             Some(_) => hasher.update(b"missing"),
             None => {}

@@ -177,12 +177,11 @@ impl ErrorPage {
     }
 }
 
-/// Where "back" leads from an error page: the page the person came from when it is this
-/// console's own (its path and query only), else the campaign list.
-pub fn way_back(headers: &axum::http::HeaderMap) -> String {
-    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok());
-    let referer = headers.get(header::REFERER).and_then(|value| value.to_str().ok());
-    if let (Some(host), Some(referer)) = (host, referer) {
+/// Where "back" leads from an error page: the page the person came from (`Referer`) when it is
+/// this console's own, at the `Host` the request named (its path and query only), else the
+/// campaign list.
+pub fn way_back(host: &str, referer: Option<&str>) -> String {
+    if let Some(referer) = referer {
         if let Ok(url) = reqwest::Url::parse(referer) {
             let same_host = url.host_str().map(|name| match url.port() {
                 Some(port) => format!("{name}:{port}"),

@@ -2,7 +2,7 @@
 
 use super::error::ConsoleError;
 use super::settings::parse_settings;
-use super::words::Words;
+use super::words::{fill, Words};
 use crate::text::{ALIMTALK_MAX_CHARS, LMS_MAX_BYTES, SMS_MAX_BYTES};
 use std::collections::HashMap;
 
@@ -24,7 +24,7 @@ impl Refused {
     /// A refusal of the settings, placed on the advanced settings box.
     pub fn settings(error: &ConsoleError, w: &Words) -> Refused {
         let detail = super::error::without_server_paths(&error.to_string());
-        Refused::new("settings", w.composer_refused_settings.replace("{detail}", &detail))
+        Refused::new("settings", fill(w.composer_refused_settings, &[("detail", &detail)]))
     }
 }
 
@@ -306,9 +306,7 @@ fn value_text(value: &toml::Value) -> String {
 /// same words).
 fn size_text(text: &str, measure: Measure, w: &Words) -> String {
     let n = |template: &str, n: usize, limit: usize| {
-        template
-            .replace("{n}", &n.to_string())
-            .replace("{limit}", &limit.to_string())
+        fill(template, &[("n", &n.to_string()), ("limit", &limit.to_string())])
     };
     match measure {
         Measure::EucKr { sms, lms } => match crate::text::euc_kr_len(text) {
@@ -319,12 +317,13 @@ fn size_text(text: &str, measure: Measure, w: &Words) -> String {
                 } else {
                     (w.composer_class_lms, lms)
                 };
-                let lane = n(w.composer_lane_up_to, 0, limit).replace("{lane}", lane);
-                n(w.composer_size_bytes_lane, bytes, 0).replace("{lane}", &lane)
+                let lane = fill(&n(w.composer_lane_up_to, 0, limit), &[("lane", lane)]);
+                fill(&n(w.composer_size_bytes_lane, bytes, 0), &[("lane", &lane)])
             }
-            Err(unencodable) => w
-                .composer_size_unencodable
-                .replace("{c}", &format!("{:?}", unencodable.character)),
+            Err(unencodable) => fill(
+                w.composer_size_unencodable,
+                &[("c", &format!("{:?}", unencodable.character))],
+            ),
         },
         Measure::Chars(Some(limit)) => n(w.composer_size_chars_limit, text.chars().count(), limit),
         Measure::Chars(None) => n(w.composer_size_chars, text.chars().count(), 0),
@@ -364,7 +363,7 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>, w: &Wor
             .and_then(|section| section.get(spec.key))
             .is_some()
         {
-            return Err(Refused::new("settings", w.composer_in_both.replace("{field}", &name)));
+            return Err(Refused::new("settings", fill(w.composer_in_both, &[("field", &name)])));
         }
         let given = fields
             .get(&name)
@@ -375,12 +374,12 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>, w: &Wor
             _ if given.trim().is_empty() => None,
             Input::Number => Some(
                 number(given.trim())
-                    .ok_or_else(|| Refused::new(&name, w.composer_not_a_number.replace("{value}", given.trim())))?,
+                    .ok_or_else(|| Refused::new(&name, fill(w.composer_not_a_number, &[("value", given.trim())])))?,
             ),
             Input::Choice(options) if !options.contains(&given.trim()) => {
                 return Err(Refused::new(
                     &name,
-                    w.composer_not_a_choice.replace("{value}", given.trim()),
+                    fill(w.composer_not_a_choice, &[("value", given.trim())]),
                 ))
             }
             Input::Choice(_) | Input::Line => Some(toml::Value::String(given.trim().to_string())),
@@ -390,7 +389,7 @@ pub fn merge(kind: &str, others: &str, fields: &HashMap<String, String>, w: &Wor
                 crate::template::Template::parse(&text).map_err(|error| {
                     Refused::new(
                         &name,
-                        w.composer_bad_placeholder.replace("{detail}", &error.to_string()),
+                        fill(w.composer_bad_placeholder, &[("detail", &error.to_string())]),
                     )
                 })?;
                 Some(toml::Value::String(text))

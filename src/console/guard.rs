@@ -20,32 +20,39 @@ pub async fn guard(State(console): State<Shared>, request: Request, next: Next) 
         .to_ascii_lowercase();
     let words = console.words_for(request.headers());
     if !console.hosts.contains(&host) {
-        let response = in_language(ConsoleError::WrongHost(host).into_response(), words, "/campaigns");
+        let response = in_language(ConsoleError::WrongHost(host).into_response(), words, || {
+            "/campaigns".to_string()
+        });
         return with_headers(&console, response);
     }
-    let back = super::error::way_back(request.headers());
+    // Kept (cheap clones of the header and the path) for an answer that needs them: an error
+    // page's way back, a sign-in's way back to the page.
+    let referer = request.headers().get(header::REFERER).cloned();
+    let back = || super::error::way_back(&host, referer.as_ref().and_then(|value| value.to_str().ok()));
     // Where a person sent to sign in comes back to: the page asked for, or the page a form was
     // sent from (its text kept in the browser meanwhile, see keep.js).
-    let here = if request.method() == axum::http::Method::GET {
-        request
-            .uri()
-            .path_and_query()
-            .map_or_else(|| "/campaigns".to_string(), |path| path.to_string())
-    } else {
-        back.clone()
-    };
+    let asked = (request.method() == axum::http::Method::GET).then(|| request.uri().path_and_query().cloned());
     let response = next.run(request).await;
-    let response = back_after_sign_in(response, &here);
-    with_headers(&console, in_language(response, words, &back))
+    let response = back_after_sign_in(response, || match &asked {
+        Some(path) => path
+            .as_ref()
+            .map_or_else(|| "/campaigns".to_string(), |path| path.to_string()),
+        None => back(),
+    });
+    with_headers(&console, in_language(response, words, back))
 }
 
 /// A "sign in first" answer names the page to come back to (`/signin?next=…`).
-fn back_after_sign_in(mut response: Response, here: &str) -> Response {
+fn back_after_sign_in(mut response: Response, here: impl FnOnce() -> String) -> Response {
     let to_sign_in = response
         .headers()
         .get(header::LOCATION)
         .is_some_and(|to| to == "/signin");
-    if to_sign_in && here.starts_with('/') && !here.starts_with("/signin") {
+    if !to_sign_in {
+        return response;
+    }
+    let here = here();
+    if here.starts_with('/') && !here.starts_with("/signin") {
         let query = serde_urlencoded::to_string([("next", here)]).unwrap_or_default();
         if let Ok(value) = HeaderValue::from_str(&format!("/signin?{query}")) {
             response.headers_mut().insert(header::LOCATION, value);
@@ -66,12 +73,12 @@ pub fn local_path(next: &str) -> Option<&str> {
 }
 
 /// An error answer drawn again in the request's language, with its way back (the status stays).
-fn in_language(response: Response, words: &'static super::words::Words, back: &str) -> Response {
+fn in_language(response: Response, words: &'static super::words::Words, back: impl FnOnce() -> String) -> Response {
     let Some(page) = response.extensions().get::<super::error::ErrorPage>().cloned() else {
         return response;
     };
     let status = response.status();
-    let mut drawn = page.render(words, back);
+    let mut drawn = page.render(words, &back());
     *drawn.status_mut() = status;
     drawn
 }

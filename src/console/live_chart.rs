@@ -1,6 +1,6 @@
 //! The live page's pictures, drawn by the server as SVG: the rate over time (a bounded history of samples, never growing with the recipients) and the answers so far as a stacked bar; and the words they are labelled with.
 
-pub use super::words::fill;
+use super::words::fill;
 use super::words::Words;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

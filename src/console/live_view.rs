@@ -1,7 +1,7 @@
 //! What the live page shows of a run, in the page's words: its figures, progress, pictures, last errors and how it ended; from a running board's reading or from a run's checkpoint and record.
 
 use super::live_chart::{self, RatePoint, Shares};
-pub use super::words::ends::end_words;
+use super::words::ends::end_words;
 use super::words::fill;
 use super::words::{Words, EN};
 use crate::engine::RunEnd;

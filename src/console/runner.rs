@@ -3,9 +3,9 @@
 use super::campaigns::{CampaignRecord, RunRecord, State};
 use super::error::ConsoleError;
 use super::jobs::Kind;
-use super::live_chart::{self, fill, RateHistory};
+use super::live_chart::{self, RateHistory};
 pub use super::live_view::{end_text, spend_text, KeptLive, LiveError, LiveView, Reading};
-use super::words::{Words, EN};
+use super::words::{fill, Words, EN};
 use super::{Console, Shared};
 use crate::engine::rules::RunOutcome;
 use crate::engine::status::{Live, Snapshot};
@@ -340,13 +340,14 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
         xlsx: crate::report::Workbook::WhenOneSheet,
         raw_csv: crate::report::RawCsv::Write,
     };
+    let written = options.lang;
     let summary = waiting_for_run_dir({
         let run_dir = run_dir.clone();
         move || crate::report::write(&run_dir, None, &options)
     })
     .await
     .map_err(ConsoleError::from)?;
-    write_viewer_summaries(&run_dir, &summary).map_err(ConsoleError::from_io)
+    write_viewer_summaries(&run_dir, &summary, written).map_err(ConsoleError::from_io)
 }
 
 /// The file of the run's summary in one language, written beside summary.html.
@@ -354,11 +355,23 @@ pub fn viewer_summary_name(lang: crate::report::Lang) -> String {
     format!("summary.{}.html", lang.code())
 }
 
-/// After a report: the summary in each language a viewer may read, owner-only like the report.
-pub fn write_viewer_summaries(run_dir: &std::path::Path, summary: &crate::report::Summary) -> std::io::Result<()> {
+/// After a report written in `written` (its summary.html): the summary in each other language a
+/// viewer may read, owner-only like the report. One in `written` left by an earlier report (of a
+/// console then in another language) is taken away: summary.html says it, and is current.
+pub fn write_viewer_summaries(
+    run_dir: &std::path::Path,
+    summary: &crate::report::Summary,
+    written: crate::report::Lang,
+) -> std::io::Result<()> {
     use std::io::Write;
     for lang in [crate::report::Lang::En, crate::report::Lang::Ko] {
         let path = run_dir.join(viewer_summary_name(lang));
+        if lang == written {
+            match std::fs::remove_file(&path) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+                _ => continue,
+            }
+        }
         let temporary = run_dir.join(format!(".{}.tmp", viewer_summary_name(lang)));
         let mut file = crate::files::create_private(&temporary)?;
         file.write_all(crate::report::summary_html(summary, lang).as_bytes())?;

@@ -13,9 +13,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Bumped when the stored layout changes, or the meaning of what it stores: 3 numbers rows as a
-/// spreadsheet shows them (`input::sheet_row`; CSV and Parquet rows were one less in 2), and row
-/// numbers are in every chunk's identity and result.
+/// Bumped when the stored layout or its meaning changes: 3 numbers rows as a spreadsheet shows
+/// them (`input::sheet_row`; one less for CSV and Parquet in 2), in every chunk's identity.
 pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]

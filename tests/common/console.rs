@@ -25,6 +25,34 @@ name = "name"
 variables = { VAR1 = "order" }
 "##;
 
+/// The sandbox's SMS (service 3001) to each row's `name`: the simplest campaign there is.
+pub const SMS: &str = r##"name = "monthly-news"
+kind = "sms"
+[message]
+service = 3001
+text = "#{이름}님, 이번 달 소식입니다."
+callback_no = "0212345678"
+
+[recipients]
+path = "r.csv"
+name = "name"
+"##;
+
+/// `settings` sent one recipient a request, two a second: slow enough to watch a run.
+pub fn slow(settings: &str) -> String {
+    format!("{settings}\n[send]\nchunk_size = 1\nmessages_per_second = 2\n")
+}
+
+/// The text of a page's text area as a browser would send it back.
+pub fn html_unescape(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
 /// A console serving a workspace in a temporary folder.
 pub struct TestConsole {
     weak: std::sync::Weak<msgbatch::console::Console>,
@@ -375,6 +403,17 @@ pub async fn approved(team: &mut Team, id: &str) {
     };
     let response = team.approver.post(&format!("/campaigns/{id}/approve"), fields).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "another person approves it");
+}
+
+/// An approved campaign started by the approver with the estimate typed as `amount`; the start
+/// leads to its live page (`why` says why the amount is the estimate).
+pub async fn started(team: &mut Team, id: &str, amount: &str, why: &str) {
+    team.approver.page(&format!("/campaigns/{id}")).await;
+    let response = team
+        .approver
+        .post(&format!("/campaigns/{id}/start"), &[("amount", amount)])
+        .await;
+    assert_eq!(location(&response), format!("/campaigns/{id}/live"), "{why}");
 }
 
 /// A new campaign from a campaign file and a recipients CSV, as an editor uploads them; its id.

@@ -42,7 +42,10 @@ impl Failure {
             other => return Failure::Page(other),
         };
         let detail = crate::console::error::without_server_paths(&error.to_string());
-        Failure::Form(Refused::new(field, lead.replace("{detail}", &detail)), status)
+        Failure::Form(
+            Refused::new(field, crate::console::words::fill(lead, &[("detail", &detail)])),
+            status,
+        )
     }
 
     /// A refusal of the form (422).

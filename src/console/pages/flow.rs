@@ -256,6 +256,11 @@ pub async fn test_send(
 /// The check must be of the files as they are now; otherwise the campaign goes back to draft.
 async fn still_current(console: &Shared, record: &mut CampaignRecord, by: &str) -> Result<String, ConsoleError> {
     let now = crate::console::compose::fingerprint_now(&console.workspace, record).await?;
+    current_as(console, record, by, now)
+}
+
+/// [`still_current`] with the fingerprint of the files now already taken.
+fn current_as(console: &Shared, record: &mut CampaignRecord, by: &str, now: String) -> Result<String, ConsoleError> {
     let checked = record.check.as_ref().map(|check| check.fingerprint.clone());
     if checked.as_deref() != Some(now.as_str()) {
         record.void_check(by);
@@ -311,7 +316,20 @@ pub async fn approve(
                 "nobody approves their own campaign: another approver must approve it".into(),
             ));
         }
-        let fingerprint = still_current(&console, record, by).await?;
+        // What the approver approves, kept apart from the record (a change voids the approval,
+        // and the next approver is shown what changed since); its fingerprint of the files is the
+        // one the approval binds, each file read once.
+        let at = campaigns::now_text();
+        let snapshot = {
+            let (workspace, record, by, at) = (console.workspace.clone(), record.clone(), by.clone(), at.clone());
+            tokio::task::spawn_blocking(move || {
+                let campaign = crate::console::compose::load(&workspace, &record.id)?;
+                crate::console::approval::snapshot(&workspace, &record, &campaign, &by, &at)
+            })
+            .await
+            .map_err(ConsoleError::internal)??
+        };
+        let fingerprint = current_as(&console, record, by, snapshot.fingerprint.clone())?;
         let relaxed = record
             .check
             .as_ref()
@@ -325,23 +343,6 @@ pub async fn approve(
             }
         }
         let estimate = record.check.as_ref().and_then(|check| check.estimate);
-        let at = campaigns::now_text();
-        // What the approver approved, kept apart from the record: a change voids the approval,
-        // and the next approver is shown what changed since.
-        let snapshot = {
-            let (workspace, record, by, at) = (console.workspace.clone(), record.clone(), by.clone(), at.clone());
-            tokio::task::spawn_blocking(move || {
-                let campaign = crate::console::compose::load(&workspace, &record.id)?;
-                crate::console::approval::snapshot(&workspace, &record, &campaign, &by, &at)
-            })
-            .await
-            .map_err(ConsoleError::internal)??
-        };
-        if snapshot.fingerprint != fingerprint {
-            return Err(ConsoleError::Conflict(
-                "the campaign's files changed while it was approved: look at it again".into(),
-            ));
-        }
         record.approval = Some(Approval {
             by: by.clone(),
             at,

@@ -170,13 +170,7 @@ fn script(body: &'static str) -> Response {
 }
 
 /// Won with thousands separators.
-pub fn won(amount: i64) -> String {
-    crate::report::won(amount)
-}
-
-pub fn won_opt(amount: Option<i64>) -> String {
-    amount.map(won).unwrap_or_else(|| "–".into())
-}
+pub use crate::text::{won, won_opt};
 
 /// Words for a page shown before anyone signs in.
 pub fn words(console: &Shared, headers: &axum::http::HeaderMap) -> &'static Words {

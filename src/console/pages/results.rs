@@ -165,13 +165,10 @@ pub async fn results_page(
         .iter()
         .flat_map(|summary| summary.classes.iter())
         .map(|(class, sum)| {
-            let named = crate::api::ledger::BillingClass::ALL
-                .into_iter()
-                .find(|known| known.as_str() == class)
-                .map_or_else(
-                    || class.clone(),
-                    |known| crate::report::class_label(known, lang).to_string(),
-                );
+            let named = crate::api::ledger::BillingClass::parse(class).map_or_else(
+                || class.clone(),
+                |known| crate::report::class_label(known, lang).to_string(),
+            );
             (named, sum.charged_count, sum.charged - sum.refunded)
         })
         .collect();
@@ -347,7 +344,7 @@ pub async fn not_accepted(
 }
 
 /// The run's summary, shown inside the results page (viewing is not a download) in the viewer's
-/// language: the console writes it in both beside the report's own summary.html.
+/// language: summary.html is in the report's, and the console writes the other beside it.
 pub async fn summary(
     Console(console): Console<Shared>,
     signed: Signed,
@@ -355,7 +352,8 @@ pub async fn summary(
 ) -> Result<Response, ConsoleError> {
     let run_dir = console.workspace.run_dir(&record.id);
     let in_language = run_dir.join(crate::console::runner::viewer_summary_name(signed.words.report_lang()));
-    // A run reported before the console wrote one per language has the report's own only.
+    // None in the viewer's language: summary.html is in it (or the run was reported before the
+    // console wrote the other).
     let path = if tokio::fs::try_exists(&in_language).await.unwrap_or(false) {
         in_language
     } else {

@@ -228,7 +228,7 @@ pub fn apply(
         if in_form && section.contains_key(key) {
             return Err(Refused::new(
                 "settings",
-                w.composer_in_both.replace("{field}", &format!("recipients.{key}")),
+                crate::console::words::fill(w.composer_in_both, &[("field", &format!("recipients.{key}"))]),
             ));
         }
         let value = if key == "variables" {
@@ -263,7 +263,7 @@ pub fn apply(
             if !column.is_empty() && !header.contains(&column) {
                 return Err(Refused::new(
                     field,
-                    w.composer_unknown_column.replace("{column}", &column),
+                    crate::console::words::fill(w.composer_unknown_column, &[("column", &column)]),
                 ));
             }
         }

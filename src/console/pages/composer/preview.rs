@@ -1,8 +1,9 @@
 //! The composer's preview: the first recipient's message as a phone shows it — the text with its placeholders filled from the first row, its size as the service counts it (characters, EUC-KR bytes) and the billing class it takes.
 
 use super::columns::{Mapping, Sample};
-use crate::console::words::Words;
+use crate::console::words::{fill, Words};
 use crate::template::{Placeholder, Template};
+use crate::text::TextLane;
 use std::collections::HashMap;
 
 /// The preview as the page shows it.
@@ -63,12 +64,13 @@ pub fn preview(kind: &str, text: &str, mapping: &Mapping, sample: &Sample, w: &W
     let text = template.render(&filled).unwrap_or_else(|_| text.to_string());
     let chars = text.chars().count();
     let bytes = crate::text::euc_kr_len(&text).ok();
+    let chars_text = chars.to_string();
     let size = match bytes {
-        Some(bytes) => w
-            .composer_preview_size
-            .replace("{chars}", &chars.to_string())
-            .replace("{bytes}", &bytes.to_string()),
-        None => w.composer_preview_unencodable.replace("{chars}", &chars.to_string()),
+        Some(bytes) => fill(
+            w.composer_preview_size,
+            &[("chars", &chars_text), ("bytes", &bytes.to_string())],
+        ),
+        None => fill(w.composer_preview_unencodable, &[("chars", &chars_text)]),
     };
     Preview {
         class: class(kind, bytes.unwrap_or(usize::MAX), w).to_string(),
@@ -83,8 +85,11 @@ pub fn class(kind: &str, bytes: usize, w: &Words) -> &'static str {
     match kind {
         "sms" => w.composer_class_sms,
         "lms" => w.composer_class_lms,
-        "text" if bytes <= crate::text::SMS_MAX_BYTES => w.composer_class_sms,
-        "text" => w.composer_class_lms,
+        // The engine's own rule: SMS while it fits, LMS after.
+        "text" => match TextLane::for_bytes(bytes) {
+            Some(TextLane::Sms) => w.composer_class_sms,
+            _ => w.composer_class_lms,
+        },
         "brand" => w.composer_kind_brand,
         _ => w.composer_kind_alimtalk,
     }
