@@ -38,6 +38,57 @@ fn wanted(row: &ReportRow, only: Only) -> bool {
     }
 }
 
+/// Which recipients of a run a list holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    /// The ones `retry --only` sends again.
+    Retry(Only),
+    /// A gateway took them and later answered `FAILED` or `GIVEUP`: a list to look into, never
+    /// one `retry` sends again (a `GIVEUP` message may have arrived).
+    Undelivered,
+}
+
+impl Listed {
+    fn holds(self, row: &ReportRow) -> bool {
+        use crate::api::gateway::final_result::{FAILED, GIVEUP};
+        match self {
+            Listed::Retry(only) => wanted(row, only),
+            Listed::Undelivered => matches!(row.final_result.as_str(), FAILED | GIVEUP),
+        }
+    }
+}
+
+/// Writes the chosen recipients of a run as CSV with the campaign's own columns (phone, name, the
+/// message's variables), so that the list reads as the file it came from; returns how many.
+pub fn write_list(run_dir: &Path, which: Listed, out: impl std::io::Write) -> Result<u64> {
+    write_rows(&report::RunRows::open(run_dir)?, which, out)
+}
+
+fn write_rows(rows: &report::RunRows, which: Listed, out: impl std::io::Write) -> Result<u64> {
+    let campaign = rows.campaign();
+    let mut writer = csv::Writer::from_writer(out);
+    let mut header = vec![campaign.recipients.phone_column.clone()];
+    header.extend(campaign.recipients.name_column.clone());
+    header.extend(campaign.recipients.variables.iter().map(|(_, column)| column.clone()));
+    writer.write_record(&header)?;
+    let mut written = 0u64;
+    rows.walk(|row, recipient| {
+        let Some(recipient) = recipient.filter(|_| which.holds(&row)) else {
+            return Ok(());
+        };
+        let mut record = vec![recipient.phone.as_str()];
+        if campaign.recipients.name_column.is_some() {
+            record.push(recipient.name.as_deref().unwrap_or_default());
+        }
+        record.extend(recipient.values());
+        writer.write_record(&record)?;
+        written += 1;
+        Ok(())
+    })?;
+    writer.flush()?;
+    Ok(written)
+}
+
 /// Writes `DIR/campaign.toml` and `DIR/recipients.csv` for the chosen subset of a run.
 pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan> {
     let rows = report::RunRows::open(run_dir)?;
@@ -52,26 +103,7 @@ pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan>
     });
     files::create_private_dir(&out)?;
     let recipients_file = out.join("recipients.csv");
-    let mut writer = csv::Writer::from_writer(files::create_private(&recipients_file)?);
-    let mut header = vec![campaign.recipients.phone_column.clone()];
-    header.extend(campaign.recipients.name_column.clone());
-    header.extend(campaign.recipients.variables.iter().map(|(_, column)| column.clone()));
-    writer.write_record(&header)?;
-    let mut written = 0u64;
-    rows.walk(|row, recipient| {
-        let Some(recipient) = recipient.filter(|_| wanted(&row, only)) else {
-            return Ok(());
-        };
-        let mut record = vec![recipient.phone.as_str()];
-        if campaign.recipients.name_column.is_some() {
-            record.push(recipient.name.as_deref().unwrap_or_default());
-        }
-        record.extend(recipient.values());
-        writer.write_record(&record)?;
-        written += 1;
-        Ok(())
-    })?;
-    writer.flush()?;
+    let written = write_rows(&rows, Listed::Retry(only), files::create_private(&recipients_file)?)?;
     if written == 0 {
         std::fs::remove_dir_all(&out).ok();
         bail!(Refusal(format!(

@@ -268,8 +268,38 @@ async fn every_page_fits_a_phone_and_axe_finds_nothing_grave() {
     session
         .wait_path("the test send's page", |path| path.ends_with("/test-send"))
         .await;
-    session.wait("main .preview").await;
+    session.wait("main .phone-preview").await;
     look(&session, axe, &shots, "test-send", &mut seen, &mut wrong).await;
+
+    // The same steps in English, for the docs (the pages are the ones above, in other words).
+    let english = Session::open_as(
+        &driver,
+        &team.console.base,
+        Look {
+            width: DESKTOP.0,
+            height: DESKTOP.1,
+            lang: None,
+        },
+    )
+    .await;
+    english.sign_in("nara").await;
+    for (page, path) in pages.iter().filter(|(page, _)| {
+        [
+            "campaigns",
+            "edit-composer",
+            "check",
+            "campaign-awaiting",
+            "campaign-approved",
+            "results",
+            "statement",
+        ]
+        .contains(page)
+    }) {
+        english.goto(path).await;
+        english.wait("main").await;
+        english.screenshot(&shots, &format!("en-desktop-{page}.png")).await;
+    }
+    english.close().await;
 
     stop_from_live(&mut team.approver, &running).await;
     until_ended(&mut team.approver, &running).await;

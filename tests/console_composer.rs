@@ -193,7 +193,7 @@ async fn the_kinds_are_named_in_the_pages_language() {
     let mut team = team(dir.path()).await;
     team.editor.language = Some("ko-KR,ko;q=0.9".into());
     let (_, page) = team.editor.page("/campaigns/new").await;
-    for name in ["알림톡", "브랜드 메시지", "SMS (단문)", "LMS (장문)"] {
+    for name in ["알림톡", "브랜드 메시지", "단문 문자(SMS)", "장문 문자(LMS)"] {
         assert!(page.contains(&format!(">{name}</option>")), "{name}: {page}");
     }
     assert!(!page.contains(">alimtalk</option>"), "{page}");
@@ -203,8 +203,12 @@ async fn the_kinds_are_named_in_the_pages_language() {
     );
     let id = uploaded(&mut team.editor, SMS, PEOPLE).await;
     let (_, page) = team.editor.page(&format!("/campaigns/{id}/edit")).await;
-    assert!(page.contains("<legend>SMS (단문)</legend>"), "{page}");
+    assert!(page.contains("<legend>단문 문자(SMS)</legend>"), "{page}");
     assert!(page.contains("<summary>고급 설정</summary>"), "{page}");
+    // The same name on the campaign's page and in its summary: one name for a kind.
+    let (_, page) = team.editor.page(&format!("/campaigns/{id}")).await;
+    assert!(page.contains("<dd>단문 문자(SMS)</dd>"), "{page}");
+    assert!(!page.contains("<dd>sms</dd>"), "{page}");
 
     team.editor.language = Some("en".into());
     let (_, page) = team.editor.page("/campaigns/new").await;

@@ -32,6 +32,15 @@ const ENGLISH: &[&str] = &[
     "Not found",
     "awaiting",
     "approved",
+    "characters",
+    "first",
+    "longest",
+    "fallback",
+    "answered",
+    "total",
+    "provisional",
+    "alimtalk",
+    "ALIMTALK",
 ];
 
 /// The text a person reads on a page: no tags, no script or style, no `<code>` or `<pre>` (codes
@@ -138,10 +147,38 @@ async fn a_korean_page_says_what_the_check_found_in_korean() {
         "a missing value said in Korean"
     );
     assert!(check.contains("알림톡"), "the lane by its Korean name");
+    assert!(
+        check.contains("class=\"phone-preview\"") && check.contains("첫 수신자"),
+        "the chosen messages as a phone shows them, in Korean: {check}"
+    );
     assert_eq!(
         english_on(&check),
         Vec::<&str>::new(),
         "no English on the Korean check page"
+    );
+
+    // The campaign's page names its kind; the test send says what the service answered.
+    let (_, campaign) = team.editor.page(&format!("/campaigns/{id}")).await;
+    assert!(campaign.contains("<dd>알림톡</dd>"), "{campaign}");
+    assert_eq!(
+        english_on(&campaign),
+        Vec::<&str>::new(),
+        "no English on the campaign page"
+    );
+    let response = team
+        .editor
+        .post(&format!("/campaigns/{id}/test-send"), &[("numbers", "010-9999-0001")])
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let tested = response.text().await.unwrap();
+    assert!(
+        tested.contains("010-****-0001") && tested.contains("응답 받음") && tested.contains("접수됨"),
+        "{tested}"
+    );
+    assert_eq!(
+        english_on(&tested),
+        Vec::<&str>::new(),
+        "no English on the test send's page"
     );
 
     let (_, list) = team.editor.page("/campaigns").await;
@@ -160,6 +197,21 @@ async fn a_korean_page_says_what_the_check_found_in_korean() {
     let (_, users) = team.admin.page("/users").await;
     assert_eq!(english_on(&users), Vec::<&str>::new(), "no English on the users page");
     team.console.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checks_advertising_warnings_are_in_the_pages_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team_with(dir.path(), |options| options.lang = Some(Lang::Ko)).await;
+    // An advertising SMS without its (광고) mark or a free opt-out line.
+    let settings = common::console::SMS.replace("callback_no", "advertising = true\ncallback_no");
+    let id = uploaded(&mut team.editor, &settings, "phone,name\n010-2000-0001,김민수\n").await;
+    team.editor.page(&format!("/campaigns/{id}")).await;
+    team.editor.post(&format!("/campaigns/{id}/check"), &[]).await;
+    let (_, check) = team.editor.page(&format!("/campaigns/{id}/check")).await;
+    assert!(check.contains("광고: 본문이 (광고)로 시작하지 않습니다"), "{check}");
+    assert!(check.contains("광고: 본문에 무료 수신거부 안내"), "{check}");
+    assert!(!check.contains("does not start with"), "{check}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,6 +242,12 @@ async fn a_refusal_is_a_page_in_the_persons_language_with_a_way_back() {
     );
     assert!(refusal.contains("<h1>거부됨</h1>"), "a Korean title");
     assert!(refusal.contains("돌아가서 고친 뒤"), "it says what to do, in Korean");
+    assert!(
+        refusal.contains("시작하려면 예상 금액 ₩8을 입력하세요: 입력한 값(&#34;₩1&#34;)이 다릅니다")
+            || refusal.contains("시작하려면 예상 금액 ₩8을 입력하세요: 입력한 값(&quot;₩1&quot;)이 다릅니다"),
+        "the refusal itself in Korean, with the figures: {refusal}"
+    );
+    assert_eq!(english_on(&refusal), Vec::<&str>::new(), "no English on the refusal");
     assert!(
         refusal.contains(&format!("href=\"{page}\" id=\"way-back\"")),
         "back to the campaign it came from: {refusal}"

@@ -290,6 +290,16 @@ async fn the_statement_sums_the_months_runs_as_the_cli_does_and_agrees_with_the_
         &std::fs::read(again.join("statement.csv")).unwrap()[..]
     );
     assert_eq!(&downloaded[..3], b"\xEF\xBB\xBF");
+    // The same CSV for programs, by name: without the byte-order mark.
+    assert!(
+        page.contains(&format!("/statement/{month}/statement.raw.csv")),
+        "{page}"
+    );
+    let raw = team
+        .viewer
+        .bytes(&format!("/statement/{month}/statement.raw.csv"))
+        .await;
+    assert_eq!(&raw[..], &downloaded[3..]);
 
     // The ledger export compared: an upload, so an editor's; every entry matched.
     let ledger_json = serde_json::to_vec(&ledger).unwrap();
@@ -451,6 +461,28 @@ async fn a_gateway_runs_results_are_collected_by_an_approvers_click_and_shown() 
     }
     let collected = between(&page, "<p id=\"collected\">", "</p>").unwrap();
     assert!(collected.starts_with("collected 9 accepted"), "{collected}");
+
+    // The two the gateway took and did not deliver, as a list for Excel with the campaign's
+    // columns; the one refused when sent is in the other list, not this one.
+    assert!(page.contains(&format!("/campaigns/{id}/not-delivered.csv")), "{page}");
+    let list = team
+        .viewer
+        .csv_for_excel(&format!("/campaigns/{id}/not-delivered.csv"))
+        .await;
+    assert_eq!(
+        list.lines().collect::<Vec<_>>(),
+        ["phone,name,order", "01000000093,고객0,A-0", "01000000194,고객1,A-1"],
+        "{list}"
+    );
+    let listed_files: Vec<_> = std::fs::read_dir(team.console.workspace.join("uploads"))
+        .map(|entries| entries.flatten().map(|entry| entry.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        !listed_files
+            .iter()
+            .any(|name| name.to_string_lossy().starts_with("not-delivered")),
+        "no scratch list left behind: {listed_files:?}"
+    );
     let (_, audit) = team.admin.page("/audit").await;
     assert!(
         audit.contains("<td>joon</td><td>collect</td>") && audit.contains("<td>console</td><td>collected</td>"),

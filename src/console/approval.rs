@@ -8,10 +8,10 @@ mod diff;
 
 pub use diff::{changed_lines, Changed};
 
-use super::campaigns::{CampaignRecord, CheckRecord, PreviewView, StoredFile, Workspace};
+use super::campaigns::{CampaignRecord, CheckRecord, StoredFile, Workspace};
 use super::error::ConsoleError;
+use super::phone_view::{phones, sender, Phone};
 use super::words::Words;
-use crate::campaign::message::Message;
 use crate::campaign::quiet::QuietWindow;
 use crate::campaign::{Campaign, QuietHoursMode};
 use serde::{Deserialize, Serialize};
@@ -230,78 +230,6 @@ pub fn compare(before: &Snapshot, now: &Snapshot, w: &Words) -> Changes {
     }
 }
 
-/// One message as a phone shows it.
-pub struct Phone {
-    pub lane: String,
-    pub row: u64,
-    /// Masked.
-    pub phone: String,
-    /// `first` or `longest`.
-    pub chosen: String,
-    /// The billing class as the statement names it (`SMS`, `LMS`, `ALIMTALK`).
-    pub billing_class: String,
-    /// Who the message comes from: the sender number, or the Kakao channel.
-    pub sender: String,
-    pub text: String,
-    /// As the service counts them; `None` when the service fills the text from its template.
-    pub chars: Option<u64>,
-    pub bytes: Option<u64>,
-    /// No counts: the service fills the text from its registered template.
-    pub filled_by_service: bool,
-    /// The check's own words for the size, for a check made before the counts were kept.
-    pub length: String,
-    pub fallback: Option<String>,
-}
-
-impl Phone {
-    pub fn of(preview: &PreviewView, sender: &str) -> Phone {
-        Phone {
-            lane: preview.lane.clone(),
-            row: preview.row,
-            phone: preview.phone.clone(),
-            chosen: preview.chosen.clone(),
-            billing_class: preview.billing_class.to_uppercase(),
-            sender: sender.to_string(),
-            text: preview.text.clone(),
-            chars: preview.chars.map(|n| n as u64),
-            bytes: preview.bytes.map(|n| n as u64),
-            filled_by_service: preview.chars.is_none() && !preview.length.contains(|c: char| c.is_ascii_digit()),
-            length: preview.length.clone(),
-            fallback: preview.fallback.clone(),
-        }
-    }
-}
-
-/// The previews an approver reads: each lane's first message and its longest.
-pub fn phones(previews: &[PreviewView], sender: &str) -> Vec<Phone> {
-    let mut lanes_seen: Vec<&str> = Vec::new();
-    previews
-        .iter()
-        .filter(|preview| {
-            let first_of_lane = !lanes_seen.contains(&preview.lane.as_str());
-            if first_of_lane {
-                lanes_seen.push(&preview.lane);
-            }
-            first_of_lane || preview.chosen == "longest"
-        })
-        .map(|preview| Phone::of(preview, sender))
-        .collect()
-}
-
-/// Who a recipient sees the message from: the sender number, or the brand's Kakao channel.
-pub fn sender(campaign: &Campaign, w: &Words) -> String {
-    let channel = |id: &Option<String>| match id {
-        Some(id) => format!("{} {id}", w.kakao_channel),
-        None => w.kakao_channel.to_string(),
-    };
-    match &campaign.message {
-        Message::Text(text) => text.callback_no.clone(),
-        Message::Brand(brand) => channel(&brand.channel_id),
-        Message::GatewayNotification(notification) => channel(&notification.channel_id),
-        Message::Notification(_) => w.kakao_channel.to_string(),
-    }
-}
-
 /// The cost against the budget, as the check estimated it.
 pub struct Cost {
     pub estimate: String,
@@ -397,7 +325,7 @@ pub fn decision(
         phones: record
             .check
             .as_ref()
-            .map(|check| phones(&check.previews, &sender))
+            .map(|check| phones(&check.previews, &sender, w))
             .unwrap_or_default(),
         cost: record.check.as_ref().map(Cost::of),
         quiet: Quiet::of(&campaign, w),
@@ -409,36 +337,6 @@ pub fn decision(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn preview(lane: &str, row: u64, chosen: &str) -> PreviewView {
-        PreviewView {
-            lane: lane.into(),
-            row,
-            phone: "010-****-0001".into(),
-            chosen: chosen.into(),
-            billing_class: lane.into(),
-            length: String::new(),
-            text: format!("row {row}"),
-            fallback: None,
-            chars: Some(5),
-            bytes: Some(5),
-        }
-    }
-
-    #[test]
-    fn each_lanes_first_and_longest_are_shown() {
-        let previews = [
-            preview("sms", 2, "first"),
-            preview("sms", 3, "first"),
-            preview("sms", 9, "longest"),
-            preview("lms", 4, "first"),
-        ];
-        let shown: Vec<(String, u64)> = phones(&previews, "0212345678")
-            .into_iter()
-            .map(|phone| (phone.lane, phone.row))
-            .collect();
-        assert_eq!(shown, [("sms".into(), 2), ("sms".into(), 9), ("lms".into(), 4)]);
-    }
 
     fn snapshot_of(settings: &str, files: Vec<FileSnapshot>, estimate: Option<i64>) -> Snapshot {
         Snapshot {

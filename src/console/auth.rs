@@ -51,14 +51,13 @@ pub fn verify_password(password: &str, hash: &str) -> bool {
 /// The password rule, in one place.
 pub fn check_new_password(password: &str, again: &str) -> Result<(), ConsoleError> {
     if password != again {
-        return Err(ConsoleError::Invalid(
-            "the two passwords differ: type the same password twice".into(),
-        ));
+        return Err(ConsoleError::invalid(|w| w.refuse_passwords_differ, vec![]));
     }
     if password.chars().count() < MIN_PASSWORD_CHARS {
-        return Err(ConsoleError::Invalid(format!(
-            "a password needs at least {MIN_PASSWORD_CHARS} characters"
-        )));
+        return Err(ConsoleError::invalid(
+            |w| w.refuse_password_short,
+            vec![("n", MIN_PASSWORD_CHARS.to_string().into())],
+        ));
     }
     Ok(())
 }

@@ -85,7 +85,7 @@ impl State {
 }
 
 /// One message as the check page shows it (from the engine's preview).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PreviewView {
     pub lane: String,
     pub row: u64,
@@ -94,7 +94,16 @@ pub struct PreviewView {
     pub billing_class: String,
     pub length: String,
     pub text: String,
+    /// In the words of a check made before `fallback_message` was kept (English).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// The fallback SMS/LMS the service sends if the message fails: its billing class, EUC-KR
+    /// bytes and text.
+    #[serde(default)]
+    pub fallback_message: Option<(String, usize, String)>,
+    /// The variables the service fills its registered template with, when it fills the text.
+    #[serde(default)]
+    pub variables: Vec<(String, String)>,
     /// The filled text's characters and EUC-KR bytes, as the service counts them (`None` when the
     /// service fills it, or in a check made before they were kept).
     #[serde(default)]

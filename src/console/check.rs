@@ -91,32 +91,23 @@ pub fn enforced_quiet_hours_end(campaign: &crate::campaign::Campaign) -> Option<
     QuietWindow::enforced_end(campaign, now)
 }
 
-fn preview_view(message: MessagePreview) -> PreviewView {
-    let length = message.length_text();
-    let (chars, bytes) = (message.chars, message.bytes);
-    let text = match message.text {
-        Some(text) => text,
-        None => {
-            let vars: Vec<String> = message.variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            format!("(the service's template, with {})", vars.join(", "))
-        }
-    };
+/// A preview as the check keeps it, in no language: the page puts it in words.
+pub fn preview_view(message: MessagePreview) -> PreviewView {
     PreviewView {
+        length: message.length_text(),
         lane: message.lane.as_str().to_string(),
         row: message.row,
         phone: message.phone,
         chosen: message.chosen.to_string(),
         billing_class: message.billing_class.to_string(),
-        length,
-        chars,
-        bytes,
-        text,
-        fallback: message.fallback.map(|fallback| {
-            format!(
-                "{} ({} bytes EUC-KR): {}",
-                fallback.class, fallback.bytes, fallback.text
-            )
-        }),
+        chars: message.chars,
+        bytes: message.bytes,
+        text: message.text.unwrap_or_default(),
+        fallback: None,
+        fallback_message: message
+            .fallback
+            .map(|fallback| (fallback.class.to_string(), fallback.bytes, fallback.text)),
+        variables: message.variables.into_iter().collect(),
     }
 }
 

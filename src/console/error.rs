@@ -31,6 +31,9 @@ pub enum ConsoleError {
     /// Another process holds the run for a moment (the engine's "in use by another msgbatch process").
     #[error("{0}")]
     Busy(String),
+    /// A refusal in the page's words, drawn in the request's language; the kind sets the status.
+    #[error("{}", .1.in_words(&super::words::EN))]
+    Said(Refusal, Said),
     #[error("{0}")]
     TooMany(String),
     #[error("{0}")]
@@ -40,7 +43,82 @@ pub enum ConsoleError {
     Internal(anyhow::Error),
 }
 
+/// What a refusal said in words answers: as [`ConsoleError::Invalid`], `Conflict` or `Forbidden`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Invalid,
+    Conflict,
+    Forbidden,
+}
+
+/// A refusal's words, chosen when its page is drawn (in the request's language), and the figures
+/// they name (`{n}`, `{typed}`…).
+#[derive(Debug, Clone)]
+pub struct Said {
+    word: fn(&Words) -> &'static str,
+    figures: Vec<(&'static str, Figure)>,
+}
+
+/// What a refusal names: a text as it is (a number, a file's name, what was typed), or words of
+/// the page's language (a campaign's state, a reason).
+#[derive(Debug, Clone)]
+pub enum Figure {
+    Text(String),
+    Word(fn(&Words) -> &'static str),
+    State(&'static str),
+}
+
+impl From<&str> for Figure {
+    fn from(text: &str) -> Figure {
+        Figure::Text(text.to_string())
+    }
+}
+
+impl From<String> for Figure {
+    fn from(text: String) -> Figure {
+        Figure::Text(text)
+    }
+}
+
+impl Said {
+    pub fn in_words(&self, w: &Words) -> String {
+        let figures: Vec<(&str, String)> = self
+            .figures
+            .iter()
+            .map(|(name, figure)| {
+                let value = match figure {
+                    Figure::Text(text) => text.clone(),
+                    Figure::Word(word) => word(w).to_string(),
+                    Figure::State(code) => w.state(code).to_string(),
+                };
+                (*name, value)
+            })
+            .collect();
+        let figures: Vec<(&str, &str)> = figures.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        super::words::fill((self.word)(w), &figures)
+    }
+}
+
 impl ConsoleError {
+    /// What was sent cannot be used, in the page's words.
+    pub fn invalid(word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+        ConsoleError::said(Refusal::Invalid, word, figures)
+    }
+
+    /// The campaign's state does not allow it, in the page's words.
+    pub fn conflict(word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+        ConsoleError::said(Refusal::Conflict, word, figures)
+    }
+
+    /// The role or a rule forbids it, in the page's words.
+    pub fn forbidden(word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+        ConsoleError::said(Refusal::Forbidden, word, figures)
+    }
+
+    fn said(refusal: Refusal, word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+        ConsoleError::Said(refusal, Said { word, figures })
+    }
+
     pub fn internal(error: impl std::fmt::Display) -> ConsoleError {
         ConsoleError::Internal(anyhow::anyhow!("{error}"))
     }
@@ -56,7 +134,11 @@ impl ConsoleError {
     fn status(&self) -> StatusCode {
         match self {
             ConsoleError::SignIn => StatusCode::SEE_OTHER,
-            ConsoleError::Forbidden(_) | ConsoleError::Csrf => StatusCode::FORBIDDEN,
+            ConsoleError::Forbidden(_) | ConsoleError::Csrf | ConsoleError::Said(Refusal::Forbidden, _) => {
+                StatusCode::FORBIDDEN
+            }
+            ConsoleError::Said(Refusal::Invalid, _) => StatusCode::UNPROCESSABLE_ENTITY,
+            ConsoleError::Said(Refusal::Conflict, _) => StatusCode::CONFLICT,
             ConsoleError::WrongHost(_) => StatusCode::MISDIRECTED_REQUEST,
             ConsoleError::NotFound => StatusCode::NOT_FOUND,
             ConsoleError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -124,6 +206,8 @@ pub struct ErrorPage {
     kind: ErrorKind,
     /// The refusal's own text (the engine's or the rule's, naming the file, row and field).
     message: String,
+    /// Or its words, drawn in the page's language.
+    said: Option<Said>,
     id: Option<String>,
 }
 
@@ -162,11 +246,12 @@ impl ErrorPage {
             ErrorKind::Busy => (w.error_busy, w.error_busy_lead),
             ErrorKind::Internal => (w.error_internal, w.error_internal_lead),
         };
+        let said = self.said.as_ref().map(|said| said.in_words(w));
         let view = ErrorView {
             w,
             title,
             lead,
-            message: &self.message,
+            message: said.as_deref().unwrap_or(&self.message),
             id: self.id.as_deref(),
             back,
         };
@@ -218,9 +303,20 @@ impl IntoResponse for ConsoleError {
             ConsoleError::WrongHost(host) => (ErrorKind::WrongHost, host.clone(), None),
             ConsoleError::Forbidden(text) => (ErrorKind::Forbidden, without_server_paths(text), None),
             ConsoleError::Busy(text) => (ErrorKind::Busy, without_server_paths(text), None),
+            ConsoleError::Said(Refusal::Forbidden, _) => (ErrorKind::Forbidden, String::new(), None),
+            ConsoleError::Said(..) => (ErrorKind::Refused, String::new(), None),
             other => (ErrorKind::Refused, without_server_paths(&other.to_string()), None),
         };
-        let page = ErrorPage { kind, message, id };
+        let said = match self {
+            ConsoleError::Said(_, said) => Some(said),
+            _ => None,
+        };
+        let page = ErrorPage {
+            kind,
+            message,
+            said,
+            id,
+        };
         // The guard draws it in the request's language; this English page is what a response
         // that never passes the guard shows.
         let mut response = page.render(&super::words::EN, "/campaigns");

@@ -52,17 +52,15 @@ enum Measure {
 struct Spec {
     section: &'static str,
     key: &'static str,
-    en: &'static str,
-    ko: &'static str,
+    label: fn(&Words) -> &'static str,
     input: Input,
 }
 
-const fn spec(section: &'static str, key: &'static str, en: &'static str, ko: &'static str, input: Input) -> Spec {
+const fn spec(section: &'static str, key: &'static str, label: fn(&Words) -> &'static str, input: Input) -> Spec {
     Spec {
         section,
         key,
-        en,
-        ko,
+        label,
         input,
     }
 }
@@ -80,78 +78,62 @@ const SMS_OR_LMS: Measure = Measure::EucKr {
     lms: LMS_MAX_BYTES,
 };
 
-const SERVICE: Spec = spec("message", "service", "Service number", "서비스 번호", Input::Number);
-const CALLBACK: Spec = spec("message", "callback_no", "Sender number", "발신 번호", Input::Line);
-const SUBJECT: Spec = spec("message", "subject", "Subject (LMS)", "제목 (LMS)", Input::Line);
-const ADVERTISING: Spec = spec("message", "advertising", "Advertising", "광고", Input::Flag);
-const TEMPLATE: Spec = spec("message", "template", "Template code", "템플릿 코드", Input::Line);
-const ALTER: Spec = spec(
-    "message",
-    "alter",
-    "Fallback SMS/LMS on a channel failure",
-    "실패 시 문자 대체 발송",
-    Input::Flag,
-);
+const SERVICE: Spec = spec("message", "service", |w| w.field_service, Input::Number);
+const CALLBACK: Spec = spec("message", "callback_no", |w| w.field_callback_no, Input::Line);
+const SUBJECT: Spec = spec("message", "subject", |w| w.field_subject, Input::Line);
+const ADVERTISING: Spec = spec("message", "advertising", |w| w.field_advertising, Input::Flag);
+const TEMPLATE: Spec = spec("message", "template", |w| w.field_template, Input::Line);
+const ALTER: Spec = spec("message", "alter", |w| w.field_alter, Input::Flag);
 const ALTER_MESSAGE: Spec = spec(
     "message",
     "alter_message",
-    "Fallback text",
-    "대체 발송 문구",
+    |w| w.field_alter_message,
     Input::Message(SMS_OR_LMS),
 );
-const CHANNEL: Spec = spec("message", "channel_id", "Channel id", "채널 ID", Input::Line);
+const CHANNEL: Spec = spec("message", "channel_id", |w| w.field_channel_id, Input::Line);
 const NOTIFICATION_TEXT: Spec = spec(
     "message",
     "text",
-    "Text (as the registered template)",
-    "본문 (등록된 템플릿과 같게)",
+    |w| w.field_text_template,
     Input::Message(Measure::Chars(Some(ALIMTALK_MAX_CHARS))),
 );
-const BUDGET: Spec = spec("send", "budget", "Budget (won)", "예산 (원)", Input::Number);
+const BUDGET: Spec = spec("send", "budget", |w| w.field_budget, Input::Number);
 const RATE: Spec = spec(
     "send",
     "messages_per_second",
-    "Messages per second",
-    "초당 발송 수",
+    |w| w.field_messages_per_second,
     Input::Number,
 );
 const QUIET: Spec = spec(
     "send",
     "quiet_hours",
-    "Quiet hours",
-    "야간 발송 제한",
+    |w| w.field_quiet_hours,
     Input::Choice(&["enforce", "warn", "off"]),
 );
 
 const SMS: &[Spec] = &[
     SERVICE,
     CALLBACK,
-    spec("message", "text", "Text", "본문", Input::Message(SMS_ONLY)),
+    spec("message", "text", |w| w.field_text, Input::Message(SMS_ONLY)),
     ADVERTISING,
 ];
 const LMS: &[Spec] = &[
     SERVICE,
     CALLBACK,
     SUBJECT,
-    spec("message", "text", "Text", "본문", Input::Message(LMS_ONLY)),
+    spec("message", "text", |w| w.field_text, Input::Message(LMS_ONLY)),
     ADVERTISING,
 ];
 const TEXT: &[Spec] = &[
     SERVICE,
     CALLBACK,
     SUBJECT,
-    spec("message", "text", "Text", "본문", Input::Message(SMS_OR_LMS)),
+    spec("message", "text", |w| w.field_text, Input::Message(SMS_OR_LMS)),
     ADVERTISING,
 ];
 const ALIMTALK: &[Spec] = &[SERVICE, TEMPLATE, NOTIFICATION_TEXT, ALTER, CALLBACK];
 const GATEWAY: &[Spec] = &[
-    spec(
-        "message",
-        "sender_key",
-        "Sender profile key",
-        "발신 프로필 키",
-        Input::Line,
-    ),
+    spec("message", "sender_key", |w| w.field_sender_key, Input::Line),
     TEMPLATE,
     NOTIFICATION_TEXT,
     CHANNEL,
@@ -164,15 +146,13 @@ const BRAND: &[Spec] = &[
     spec(
         "message",
         "send_type",
-        "Send type",
-        "발송 유형",
+        |w| w.field_send_type,
         Input::Choice(&["FREE", "BASIC"]),
     ),
     spec(
         "message",
         "chat_bubble_type",
-        "Bubble",
-        "말풍선 유형",
+        |w| w.field_chat_bubble_type,
         Input::Choice(&[
             "TEXT",
             "IMAGE",
@@ -187,19 +167,22 @@ const BRAND: &[Spec] = &[
     spec(
         "message",
         "targeting",
-        "Targeting",
-        "타게팅",
+        |w| w.field_targeting,
         Input::Choice(&["I", "F", "N", "M"]),
     ),
     TEMPLATE,
-    spec("message", "text", "Text", "본문", Input::Message(Measure::Chars(None))),
-    spec("message", "image", "Image URL", "이미지 URL", Input::Line),
-    spec("message", "header", "Header", "헤더", Input::Line),
+    spec(
+        "message",
+        "text",
+        |w| w.field_text,
+        Input::Message(Measure::Chars(None)),
+    ),
+    spec("message", "image", |w| w.field_image, Input::Line),
+    spec("message", "header", |w| w.field_header, Input::Line),
     spec(
         "message",
         "additional_content",
-        "Additional content",
-        "부가 정보",
+        |w| w.field_additional_content,
         Input::Line,
     ),
     CHANNEL,
@@ -281,7 +264,7 @@ fn views_with(kind: &str, w: &Words, value_of: impl Fn(&Spec) -> String) -> Vec<
             };
             FieldView {
                 name: format!("{}.{}", spec.section, spec.key),
-                label: if w.lang == "ko" { spec.ko } else { spec.en },
+                label: (spec.label)(w),
                 input,
                 value,
                 options,
@@ -313,9 +296,9 @@ fn size_text(text: &str, measure: Measure, w: &Words) -> String {
             Ok(bytes) if sms == lms => n(w.composer_size_bytes_limit, bytes, sms),
             Ok(bytes) => {
                 let (lane, limit) = if bytes <= sms {
-                    (w.composer_class_sms, sms)
+                    (w.lane("sms"), sms)
                 } else {
-                    (w.composer_class_lms, lms)
+                    (w.lane("lms"), lms)
                 };
                 let lane = fill(&n(w.composer_lane_up_to, 0, limit), &[("lane", lane)]);
                 fill(&n(w.composer_size_bytes_lane, bytes, 0), &[("lane", &lane)])

@@ -72,16 +72,8 @@ pub fn spawn(
     {
         let mut active = console.jobs.active.lock();
         match active.get(id).map(|entry| entry.kind) {
-            Some(Kind::Run) => {
-                return Err(ConsoleError::Conflict(
-                    "this campaign is sending: wait for its run to end".into(),
-                ))
-            }
-            Some(Kind::Collection) => {
-                return Err(ConsoleError::Conflict(
-                    "its results are being collected: stop the collection first".into(),
-                ))
-            }
+            Some(Kind::Run) => return Err(ConsoleError::conflict(|w| w.refuse_sending, vec![])),
+            Some(Kind::Collection) => return Err(ConsoleError::conflict(|w| w.refuse_collecting, vec![])),
             None => {
                 active.insert(id.to_string(), Entry { kind, control, state });
             }

@@ -113,9 +113,14 @@ pub fn duration_text(w: &Words, seconds: u64) -> String {
     match seconds {
         0..60 => fill(w.live_s, &[("n", &text(seconds))]),
         60..3600 => fill(w.live_min_s, &[("m", &text(seconds / 60)), ("s", &text(seconds % 60))]),
-        _ => fill(
+        3600..172_800 => fill(
             w.live_h_min,
             &[("h", &text(seconds / 3600)), ("m", &text(seconds % 3600 / 60))],
+        ),
+        // A start scheduled days ahead reads in days, not in thousands of hours.
+        _ => fill(
+            w.live_d_h,
+            &[("d", &text(seconds / 86_400)), ("h", &text(seconds % 86_400 / 3600))],
         ),
     }
 }
@@ -343,6 +348,8 @@ mod tests {
     fn durations_and_rates_read_in_the_pages_language() {
         assert_eq!(duration_text(&EN, 185), "3 min 5 s");
         assert_eq!(duration_text(&KO, 3_720), "1시간 2분");
+        assert_eq!(duration_text(&KO, 3 * 86_400 + 2 * 3600 + 59), "3일 2시간");
+        assert_eq!(duration_text(&EN, 47 * 3600), "47 h 0 min");
         assert_eq!(rate_text(&EN, 1_234.4), "1,234 / s");
         assert_eq!(rate_text(&KO, 0.0), "초당 0건");
         assert_eq!(rate_text(&EN, 2.5), "2.5 / s");

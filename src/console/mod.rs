@@ -22,6 +22,7 @@ mod live_chart;
 mod live_view;
 mod opt_outs;
 mod pages;
+mod phone_view;
 mod runner;
 mod settings;
 pub mod sign_in_limit;

@@ -1,4 +1,4 @@
-//! The settings a new console campaign of each kind starts from: the samples' message, with production defaults — quiet hours enforced, no endpoint, key, price, output or file of the demo's, the text inline.
+//! The settings a new console campaign of each kind starts from: the samples' message, with production defaults — quiet hours enforced, no endpoint, key, price, output or file of the demo's, no demo account identifier (service, sender number, template, profile key), the text inline.
 
 use super::settings;
 
@@ -14,19 +14,11 @@ pub const KINDS: [(&str, &str); 6] = [
     ("gateway-alimtalk", include_str!("../../samples/gateway-alimtalk.toml")),
 ];
 
-/// A kind by its name in the page's language (`알림톡`, `브랜드 메시지`); a kind the console does not
-/// know by its own name.
-pub fn kind_name<'a>(kind: &'a str, w: &'static crate::console::words::Words) -> &'a str {
-    match kind {
-        "alimtalk" => w.composer_kind_alimtalk,
-        "brand" => w.composer_kind_brand,
-        "text" => w.composer_kind_text,
-        "sms" => w.composer_kind_sms,
-        "lms" => w.composer_kind_lms,
-        "gateway-alimtalk" => w.composer_kind_gateway_alimtalk,
-        other => other,
-    }
-}
+/// What names the demo account in the samples' messages; a new campaign starts without them.
+const ACCOUNT_KEYS: [&str; 5] = ["service", "callback_no", "template", "sender_key", "channel_id"];
+
+/// The samples' shop, as their texts name it.
+const DEMO_SHOP: [&str; 2] = ["[데모몰] ", "데모몰 "];
 
 /// The starting settings of a kind, or `None` for a kind the console does not know.
 pub fn starter(kind: &str) -> Option<toml::Table> {
@@ -41,11 +33,24 @@ pub fn starter(kind: &str) -> Option<toml::Table> {
 fn production_defaults(table: &mut toml::Table) {
     settings::drop_workspace_keys(table);
     if let Some(message) = table.get_mut("message").and_then(toml::Value::as_table_mut) {
+        // The sandbox's demo account: the team's own service, sender number, template and
+        // profile are typed on the form (empty fields, never someone else's that would send).
+        for key in ACCOUNT_KEYS {
+            message.remove(key);
+        }
+        // Links to example.com are no button a team sends.
+        message.remove("buttons");
         if message.remove("text_file").is_some() {
             message.insert(
                 "text".into(),
                 toml::Value::String(WINTER_SALE_TEXT.trim_end().to_string()),
             );
+        }
+        if let Some(text) = message.get("text").and_then(toml::Value::as_str) {
+            let text = DEMO_SHOP
+                .iter()
+                .fold(text.to_string(), |text, shop| text.replace(shop, ""));
+            message.insert("text".into(), toml::Value::String(text));
         }
     }
     if let Some(send) = table.get_mut("send").and_then(toml::Value::as_table_mut) {
@@ -58,7 +63,8 @@ fn production_defaults(table: &mut toml::Table) {
         }
     }
     if let Some(recipients) = table.get_mut("recipients").and_then(toml::Value::as_table_mut) {
-        for key in ["path", "suppression", "opt_outs"] {
+        // The samples' columns: the person ties each placeholder to a column of their own file.
+        for key in ["path", "suppression", "opt_outs", "variables"] {
             recipients.remove(key);
         }
     }
@@ -80,6 +86,11 @@ mod tests {
             );
             let message = table["message"].as_table().unwrap();
             assert!(!message.contains_key("text_file"), "{kind}: no hidden text file");
+            for key in ACCOUNT_KEYS.into_iter().chain(["buttons"]) {
+                assert!(!message.contains_key(key), "{kind}: no demo {key}");
+            }
+            let text = message.get("text").and_then(toml::Value::as_str).unwrap_or_default();
+            assert!(!text.contains("데모"), "{kind}: no demo shop in {text}");
         }
         let lms = starter("lms").unwrap();
         assert!(lms["message"]["text"].as_str().unwrap().starts_with("(광고)"));

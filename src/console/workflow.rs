@@ -1,7 +1,8 @@
 //! The campaign workflow in one place: which step may be taken from which state (one table), and a step applied, saved and audited under the transitions lock, so that two steps never interleave and none is taken from a state the table does not allow.
 
 use super::campaigns::{self, CampaignRecord, State};
-use super::error::ConsoleError;
+use super::error::{ConsoleError, Figure};
+use super::words::Words;
 use super::Console;
 
 /// A person's step on a campaign's way to sending.
@@ -23,7 +24,7 @@ struct Rule {
     from: &'static [State],
     to: Option<State>,
     action: &'static str,
-    refusal: &'static str,
+    refusal: fn(&Words) -> &'static str,
 }
 
 /// The workflow (DESIGN.md, "The console"): draft → checked → awaiting approval → approved →
@@ -34,42 +35,42 @@ const WORKFLOW: [Rule; 6] = [
         from: &State::EDITABLE,
         to: Some(State::Draft),
         action: "edited",
-        refusal: "its settings and files no longer change. Use \"retry failed\" for a new draft.",
+        refusal: |w| w.refuse_step_edit,
     },
     Rule {
         step: Step::Check,
         from: &State::EDITABLE,
         to: None,
         action: "checked",
-        refusal: "there is nothing left to check",
+        refusal: |w| w.refuse_step_check,
     },
     Rule {
         step: Step::Submit,
         from: &[State::Checked],
         to: Some(State::AwaitingApproval),
         action: "submitted",
-        refusal: "only a checked campaign is submitted",
+        refusal: |w| w.refuse_step_submit,
     },
     Rule {
         step: Step::Approve,
         from: &[State::AwaitingApproval],
         to: Some(State::Approved),
         action: "approved",
-        refusal: "only a campaign awaiting approval is approved",
+        refusal: |w| w.refuse_step_approve,
     },
     Rule {
         step: Step::Start,
         from: &[State::Approved],
         to: Some(State::Sending),
         action: "started",
-        refusal: "only an approved campaign starts",
+        refusal: |w| w.refuse_step_start,
     },
     Rule {
         step: Step::Resume,
         from: &State::RESUMABLE,
         to: Some(State::Sending),
         action: "resumed",
-        refusal: "only an interrupted, stopped, incomplete or failed campaign resumes",
+        refusal: |w| w.refuse_step_resume,
     },
 ];
 
@@ -87,11 +88,13 @@ impl Step {
         if rule.from.contains(&record.state) {
             Ok(())
         } else {
-            Err(ConsoleError::Conflict(format!(
-                "this campaign is {}: {}",
-                record.state.as_str(),
-                rule.refusal
-            )))
+            Err(ConsoleError::conflict(
+                |w| w.refuse_state,
+                vec![
+                    ("state", Figure::State(record.state.as_str())),
+                    ("why", Figure::Word(rule.refusal)),
+                ],
+            ))
         }
     }
 }

@@ -90,25 +90,71 @@ fn is_zero(count: &u64) -> bool {
     *count == 0
 }
 
+/// What the validator points out about an advertising message without refusing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdvertisingWarning {
+    /// A brand template the service fills: its text is not known here.
+    TemplateUnknown,
+    /// The text does not start with `(광고)`.
+    NoAdvertisingMark,
+    /// No free opt-out line in the text.
+    NoOptOutLine,
+}
+
+impl AdvertisingWarning {
+    pub const ALL: [AdvertisingWarning; 3] = [
+        AdvertisingWarning::TemplateUnknown,
+        AdvertisingWarning::NoAdvertisingMark,
+        AdvertisingWarning::NoOptOutLine,
+    ];
+
+    /// The warning a recorded text is (a check keeps the texts `validate` gave).
+    pub fn of_text(text: &str) -> Option<AdvertisingWarning> {
+        AdvertisingWarning::ALL
+            .into_iter()
+            .find(|warning| warning.text() == text)
+    }
+
+    /// As the CLI and `validate --json` say it.
+    pub fn text(self) -> &'static str {
+        match self {
+            AdvertisingWarning::TemplateUnknown => {
+                "advertising: the template's text is not known here; check it starts with (광고) and carries a free opt-out line"
+            }
+            AdvertisingWarning::NoAdvertisingMark => "advertising: the text does not start with (광고)",
+            AdvertisingWarning::NoOptOutLine => {
+                "advertising: no free opt-out line (무료거부/수신거부 with an 080 number) found in the text"
+            }
+        }
+    }
+}
+
 /// Advertising hygiene the validator points out without refusing.
 pub fn warnings(campaign: &Campaign) -> Vec<String> {
+    advertising_warnings(campaign)
+        .into_iter()
+        .map(|warning| warning.text().to_string())
+        .collect()
+}
+
+/// The advertising warnings of a campaign, as codes (a page puts them in its own words).
+pub fn advertising_warnings(campaign: &Campaign) -> Vec<AdvertisingWarning> {
     let mut warnings = Vec::new();
     if !campaign.is_advertising() {
         return warnings;
     }
     let Some(text) = campaign.message_text() else {
         if campaign.kind == Kind::Brand {
-            warnings.push("advertising: the template's text is not known here; check it starts with (광고) and carries a free opt-out line".into());
+            warnings.push(AdvertisingWarning::TemplateUnknown);
         }
         return warnings;
     };
     if !text.trim_start().starts_with("(광고)") {
-        warnings.push("advertising: the text does not start with (광고)".into());
+        warnings.push(AdvertisingWarning::NoAdvertisingMark);
     }
     let opt_out = ["무료거부", "무료 거부", "수신거부", "수신 거부", "080"];
     if !opt_out.iter().any(|marker| text.contains(marker)) {
-        warnings
-            .push("advertising: no free opt-out line (무료거부/수신거부 with an 080 number) found in the text".into());
+        warnings.push(AdvertisingWarning::NoOptOutLine);
     }
     warnings
 }

@@ -12,7 +12,7 @@ pub mod classify;
 mod lane_rule;
 pub mod phone_list;
 
-pub use accounting::{warnings, RejectsWriter, Scan};
+pub use accounting::{warnings, AdvertisingWarning, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};
 pub use classify::{Classifier, Draft, Drafter, Fate, Recipient, RejectReason, Rejection, RowRef, Screen};
 

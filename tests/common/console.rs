@@ -194,6 +194,22 @@ impl Browser {
         }
     }
 
+    /// A download's bytes, as the browser saves them.
+    pub async fn bytes(&mut self, path: &str) -> Vec<u8> {
+        self.get(path).await.bytes().await.unwrap().to_vec()
+    }
+
+    /// A CSV for people: it must start with the UTF-8 byte-order mark (Korean Excel); its text
+    /// after it.
+    pub async fn csv_for_excel(&mut self, path: &str) -> String {
+        let bytes = self.bytes(path).await;
+        assert!(
+            bytes.starts_with(b"\xEF\xBB\xBF"),
+            "{path} starts with the byte-order mark"
+        );
+        String::from_utf8(bytes[3..].to_vec()).unwrap()
+    }
+
     pub async fn get(&mut self, path: &str) -> Response {
         let response = self
             .client
@@ -448,7 +464,103 @@ pub async fn from_kind_picker(editor: &mut Browser, kind: &str, recipients_csv: 
         );
     let response = editor.post_multipart("/campaigns", form).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "the campaign is made");
-    campaign_id(&location(&response))
+    let id = campaign_id(&location(&response));
+    // A new campaign names no account: the team types its own service and sender number (here
+    // the sandbox's demo account's),
+    // and ties the text's #{VAR1} to their file's third column.
+    let third_column = recipients_csv
+        .lines()
+        .next()
+        .and_then(|header| header.split(',').nth(2))
+        .unwrap_or_default();
+    let account: &[(&str, &str)] = match kind {
+        "sms" | "lms" | "text" => &[
+            ("message.service", "3001"),
+            ("message.callback_no", "0212345678"),
+            ("var.VAR1", third_column),
+        ],
+        _ => &[],
+    };
+    if !account.is_empty() {
+        saved_edit_form(editor, &id, account).await;
+    }
+    id
+}
+
+/// Sends the campaign's edit form as a browser does: every field as the page holds it (inputs,
+/// ticked boxes, chosen options, text areas), with `changes` typed over it.
+pub async fn saved_edit_form(editor: &mut Browser, id: &str, changes: &[(&str, &str)]) {
+    let edit = format!("/campaigns/{id}/edit");
+    let (_, page) = editor.page(&edit).await;
+    let start = page.find(&format!("action=\"{edit}\"")).expect("the edit form");
+    let end = start + page[start..].find("</form>").expect("the form's end");
+    let mut fields = form_fields(&page[start..end]);
+    for (name, value) in changes {
+        fields.retain(|(field, _)| field != name);
+        fields.push((name.to_string(), value.to_string()));
+    }
+    let mut form = reqwest::multipart::Form::new();
+    for (name, value) in fields {
+        form = form.text(name, value);
+    }
+    let response = editor.post_multipart(&edit, form).await;
+    assert_eq!(
+        response.status(),
+        StatusCode::SEE_OTHER,
+        "the edit is saved: {}",
+        response.text().await.unwrap_or_default()
+    );
+}
+
+/// The named fields of an HTML form and the values a browser would send (no file inputs).
+fn form_fields(form: &str) -> Vec<(String, String)> {
+    let attribute =
+        |tag: &str, name: &str| between(tag, &format!(" {name}=\""), "\"").map(|value| html_unescape(&value));
+    let mut fields = Vec::new();
+    let mut rest = form;
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open + 1..];
+        let tag_end = rest.find('>').unwrap_or(rest.len());
+        let tag = format!(" {}", &rest[..tag_end]);
+        let element = tag.split_whitespace().next().unwrap_or("").to_string();
+        let Some(name) = attribute(&tag, "name") else { continue };
+        match element.as_str() {
+            "input" => {
+                let kind = attribute(&tag, "type").unwrap_or_default();
+                match kind.as_str() {
+                    "file" | "submit" => {}
+                    "checkbox" => {
+                        if tag.contains(" checked") {
+                            fields.push((name, attribute(&tag, "value").unwrap_or_else(|| "on".into())));
+                        }
+                    }
+                    _ => fields.push((name, attribute(&tag, "value").unwrap_or_default())),
+                }
+            }
+            "textarea" => {
+                let body = &rest[tag_end + 1..];
+                let text = &body[..body.find("</textarea>").unwrap_or(0)];
+                fields.push((name, html_unescape(text)));
+            }
+            "select" => {
+                let body = &rest[tag_end + 1..];
+                let options = &body[..body.find("</select>").unwrap_or(0)];
+                let chosen = options
+                    .split("<option")
+                    .skip(1)
+                    .find(|option| option.split('>').next().unwrap_or("").contains(" selected"))
+                    .map(|option| {
+                        let (head, text) = option.split_once('>').unwrap_or((option, ""));
+                        let text = text.split("</option>").next().unwrap_or("");
+                        between(&format!(" {head}"), " value=\"", "\"").unwrap_or_else(|| text.to_string())
+                    })
+                    .unwrap_or_default();
+                fields.push((name, html_unescape(&chosen)));
+            }
+            _ => {}
+        }
+    }
+    fields
 }
 
 /// Presses Stop on the campaign's live page, as an approver does; the console answers with a redirect.

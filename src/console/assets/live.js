@@ -45,6 +45,9 @@
       set(name + "_figure", figure(view[name]));
     });
     ["rate", "pace", "time_left", "spend", "waiting"].forEach(function (name) { set(name, view[name]); });
+    // A scheduled start's line shows while the run waits (the first "waiting" may come after the page).
+    var waitingLine = document.getElementById("live-waiting");
+    if (waitingLine) waitingLine.hidden = !view.waiting;
     set("percent", view.percent + "%");
     set("phase", view.phase_label);
     if (fields.phase) fields.phase.className = "state " + view.phase;

@@ -8,7 +8,7 @@ use super::uploads::{self, Upload};
 use super::{render, to, Me};
 use crate::console::auth::{Editor, Signed};
 use crate::console::campaigns::{self, CampaignRecord, Found, State};
-use crate::console::error::ConsoleError;
+use crate::console::error::{ConsoleError, Refusal};
 use crate::console::form::{FieldView, Refused};
 use crate::console::words::Words;
 use crate::console::workflow::{self, Applied, Step};
@@ -35,13 +35,17 @@ impl From<ConsoleError> for Failure {
 
 impl Failure {
     /// A refusal of what was sent (422) is shown on `field` of the form; anything else is a page.
-    fn on_field(error: ConsoleError, field: &str, lead: &str) -> Failure {
+    fn on_field(error: ConsoleError, field: &str, lead: &str, w: &Words) -> Failure {
         let status = match error {
-            ConsoleError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ConsoleError::Invalid(_) | ConsoleError::Said(Refusal::Invalid, _) => StatusCode::UNPROCESSABLE_ENTITY,
             ConsoleError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             other => return Failure::Page(other),
         };
-        let detail = crate::console::error::without_server_paths(&error.to_string());
+        let said = match &error {
+            ConsoleError::Said(_, said) => said.in_words(w),
+            other => other.to_string(),
+        };
+        let detail = crate::console::error::without_server_paths(&said);
         Failure::Form(
             Refused::new(field, crate::console::words::fill(lead, &[("detail", &detail)])),
             status,
@@ -82,7 +86,7 @@ struct NewPage {
     w: &'static Words,
     me: Me,
     /// (kind, its name in the page's language)
-    kinds: Vec<(&'static str, &'static str)>,
+    kinds: Vec<(&'static str, String)>,
     name: String,
     kind: String,
     errors: Vec<ErrorView>,
@@ -95,7 +99,7 @@ impl NewPage {
             me: Me::of(signed),
             kinds: crate::console::starters::KINDS
                 .iter()
-                .map(|(kind, _)| (*kind, crate::console::starters::kind_name(kind, signed.words)))
+                .map(|(kind, _)| (*kind, signed.words.kind(kind)))
                 .collect(),
             name,
             kind,
@@ -136,7 +140,7 @@ fn place_files(
             continue;
         };
         let placed = uploads::place(console, received, dir, role)
-            .map_err(|error| Failure::on_field(error, role, w.composer_refused_file))?;
+            .map_err(|error| Failure::on_field(error, role, w.composer_refused_file, w))?;
         let slot = if role == "recipients" {
             &mut record.recipients
         } else {
@@ -213,7 +217,7 @@ fn create_draft(console: &Shared, signed: &Signed, upload: &mut Upload) -> Resul
     // Where a refusal of the settings is shown: the campaign file, or the kind they start from.
     let settings_field = if from_file { "campaign_file" } else { "kind" };
     let refused_settings =
-        |error: ConsoleError| Failure::on_field(error, settings_field, w.composer_campaign_file_refused);
+        |error: ConsoleError| Failure::on_field(error, settings_field, w.composer_campaign_file_refused, w);
     let settings = match upload.files.remove("campaign_file") {
         Some(received) => std::fs::read_to_string(&received.temporary).map_err(|_| {
             refused_settings(ConsoleError::Invalid(format!(
@@ -324,7 +328,7 @@ struct EditPage {
     sample: Sample,
     preview: preview::Preview,
     /// The preview as the phone-style partial draws it.
-    phone: crate::console::approval::Phone,
+    phone: crate::console::phone_view::Phone,
     errors: Vec<ErrorView>,
 }
 
@@ -397,7 +401,7 @@ async fn edit_page(
         .find(|field| field.name == "message.text")
         .map_or("", |field| field.value.as_str());
     let preview = preview::preview(&record.kind, text, &mapping, &sample, w);
-    let kind_name = crate::console::starters::kind_name(&record.kind, w).to_string();
+    let kind_name = w.kind(&record.kind);
     let value_of = |name: &str| {
         fields
             .iter()
@@ -409,7 +413,7 @@ async fn edit_page(
     } else {
         mapping.phone.as_str()
     };
-    let phone = crate::console::approval::Phone {
+    let phone = crate::console::phone_view::Phone {
         lane: kind_name.clone(),
         row: 2,
         phone: sample.value(phone_column).unwrap_or("").to_string(),
@@ -424,8 +428,10 @@ async fn edit_page(
         chars: Some(preview.text.chars().count() as u64),
         bytes: crate::text::euc_kr_len(&preview.text).ok().map(|bytes| bytes as u64),
         filled_by_service: false,
+        variables: String::new(),
         length: preview.size.clone(),
         fallback: None,
+        fallback_said: None,
     };
     Ok(EditPage {
         w,
@@ -553,7 +559,7 @@ async fn save(
     let settings =
         crate::console::settings::parse_settings(&text).map_err(|error| Failure::form(Refused::settings(&error, w)))?;
     write_settings(console, record, &text)
-        .map_err(|error| Failure::on_field(error, "settings", w.composer_refused_settings))?;
+        .map_err(|error| Failure::on_field(error, "settings", w.composer_refused_settings, w))?;
     (record.name, record.kind) = name_and_kind(&settings);
     Ok(())
 }

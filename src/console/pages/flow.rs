@@ -6,12 +6,13 @@ use crate::console::auth::{Approver, Editor, Posted, Signed};
 use crate::console::campaigns::{self, Approval, CampaignRecord, CheckRecord, Found, State};
 use crate::console::check::{self, RejectLine};
 use crate::console::error::ConsoleError;
+use crate::console::phone_view::{self, Phone};
 use crate::console::runner::{self, Launch};
 use crate::console::store::Role;
 use crate::console::words::Words;
 use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
-use crate::engine::test_send::{TestSend, TestSendOptions};
+use crate::engine::test_send::{TestMessage, TestSendOptions};
 use askama::Template;
 use axum::extract::{Query, State as Console};
 use axum::http::header;
@@ -44,6 +45,8 @@ struct CheckPage {
     lanes: Vec<(String, u64)>,
     chunks: Vec<(String, u64)>,
     reasons: Vec<(String, u64)>,
+    /// The check's chosen messages as a phone shows them.
+    phones: Vec<Phone>,
 }
 
 #[derive(Deserialize)]
@@ -98,7 +101,18 @@ pub async fn check_page(
             [scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed],
         )
     });
+    let sender = crate::console::compose::load(&console.workspace, &id)
+        .map(|campaign| phone_view::sender(&campaign, w))
+        .unwrap_or_default();
+    let phones = check.as_ref().map_or_else(Vec::new, |check| {
+        check
+            .previews
+            .iter()
+            .map(|preview| Phone::of(preview, &sender, w))
+            .collect()
+    });
     render(CheckPage {
+        phones,
         accounting: accounting.unwrap_or_default(),
         lanes,
         reasons,
@@ -199,7 +213,50 @@ struct TestPage {
     w: &'static Words,
     me: Me,
     c: CampaignRecord,
-    sent: TestSend,
+    sent: Vec<TestView>,
+}
+
+/// One message of a test send: as a phone shows it, and what the service answered each number.
+struct TestView {
+    phone: Phone,
+    answers: Vec<TestAnswerView>,
+}
+
+struct TestAnswerView {
+    to: String,
+    /// Answered, uncertain or not sent, in the page's words.
+    outcome: &'static str,
+    /// The service's code and its label in the page's language.
+    status: Option<(String, String)>,
+    accepted: bool,
+    error: Option<String>,
+}
+
+impl TestView {
+    fn of(message: TestMessage, sender: &str, w: &'static Words) -> TestView {
+        let lang = w.report_lang();
+        TestView {
+            phone: Phone::of(&crate::console::check::preview_view(message.preview), sender, w),
+            answers: message
+                .answers
+                .into_iter()
+                .map(|answer| TestAnswerView {
+                    to: answer.to,
+                    outcome: match answer.outcome {
+                        "answered" => w.test_answered,
+                        "uncertain" => w.uncertain,
+                        _ => w.test_not_sent,
+                    },
+                    status: answer.status.map(|code| {
+                        let label = crate::report::status_label(&code, lang).unwrap_or_default().to_string();
+                        (code, label)
+                    }),
+                    accepted: answer.accepted,
+                    error: answer.error,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Sends the check's chosen messages to a few numbers, through the engine's test send.
@@ -245,11 +302,16 @@ pub async fn test_send(
     console
         .store
         .audit(&signed.user.name, "test send", Some(&id), &answers.join(", "))?;
+    let sender = phone_view::sender(&campaign, signed.words);
     render(TestPage {
         w: signed.words,
         me: Me::of(&signed),
         c: record,
-        sent,
+        sent: sent
+            .messages
+            .into_iter()
+            .map(|message| TestView::of(message, &sender, signed.words))
+            .collect(),
     })
 }
 
@@ -268,9 +330,7 @@ fn current_as(console: &Shared, record: &mut CampaignRecord, by: &str, now: Stri
         console
             .store
             .audit(by, "voided", Some(&record.id), "the files changed since the check")?;
-        return Err(ConsoleError::Conflict(
-            "the campaign's files changed since they were checked: it is a draft again. Check it again.".into(),
-        ));
+        return Err(ConsoleError::conflict(|w| w.refuse_files_changed, vec![]));
     }
     Ok(now)
 }
@@ -312,9 +372,7 @@ pub async fn approve(
     let by = &signed.user.name;
     let approved = workflow::take(&console, &id, Step::Approve, by, async |record| {
         if console.two_person && record.is_own(by) {
-            return Err(ConsoleError::Forbidden(
-                "nobody approves their own campaign: another approver must approve it".into(),
-            ));
+            return Err(ConsoleError::forbidden(|w| w.refuse_own_approval, vec![]));
         }
         // What the approver approves, kept apart from the record (a change voids the approval,
         // and the next approver is shown what changed since); its fingerprint of the files is the
@@ -397,31 +455,36 @@ pub async fn start(
         let approval = record
             .approval
             .clone()
-            .ok_or(ConsoleError::Conflict("no approval".into()))?;
+            .ok_or_else(|| ConsoleError::conflict(|w| w.refuse_no_approval, vec![]))?;
         if approval.fingerprint != fingerprint {
             record.void_check(by);
             console.store.put_campaign(&id, record)?;
-            return Err(ConsoleError::Conflict(
-                "the campaign changed since it was approved: it is a draft again".into(),
-            ));
+            return Err(ConsoleError::conflict(|w| w.refuse_changed_since_approval, vec![]));
         }
         // Without prices there is no amount: the number of recipients is typed instead.
-        let (expected, expected_text) = match approval.estimate {
-            Some(estimate) => (estimate, super::won(estimate)),
+        let (expected, expected_word): (i64, fn(&Words) -> &'static str) = match approval.estimate {
+            Some(estimate) => (estimate, |w| w.refuse_amount),
             None => {
                 let valid = record
                     .check
                     .as_ref()
                     .and_then(|check| check.scan.as_ref())
                     .map_or(0, |scan| scan.valid);
-                (valid as i64, format!("{valid} (recipients)"))
+                (valid as i64, |w| w.refuse_recipients_typed)
             }
         };
         if typed_amount(&posted.form.amount) != Some(expected) {
-            return Err(ConsoleError::Invalid(format!(
-                "type the estimated total, {expected_text}, to start: what was typed ({:?}) is not it",
-                posted.form.amount
-            )));
+            let expected_text = match approval.estimate {
+                Some(estimate) => super::won(estimate),
+                None => crate::text::count(expected as u64),
+            };
+            return Err(ConsoleError::invalid(
+                expected_word,
+                vec![
+                    ("expected", expected_text.into()),
+                    ("typed", format!("{:?}", posted.form.amount).into()),
+                ],
+            ));
         }
         // Advertising under `enforce` does not start now inside quiet hours: the campaign's page
         // says until when, and offers that time as a scheduled start.

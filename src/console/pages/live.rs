@@ -164,10 +164,10 @@ pub async fn control(
         }
         "rate" => {
             let rate: f64 = posted.form.rate.trim().parse().map_err(|_| {
-                ConsoleError::Invalid(format!(
-                    "the rate {:?} is not a number of messages per second",
-                    posted.form.rate
-                ))
+                ConsoleError::invalid(
+                    |w| w.refuse_rate,
+                    vec![("rate", format!("{:?}", posted.form.rate).into())],
+                )
             })?;
             let rate = crate::campaign::check_rate(rate).map_err(ConsoleError::Invalid)?;
             run.control.adjust(Some(rate), None);

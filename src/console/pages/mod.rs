@@ -119,6 +119,7 @@ pub fn router(console: Shared) -> Router {
         .route("/campaigns/{id}/retry", post(results::retry))
         .route("/campaigns/{id}/copy", post(campaign::copy))
         .route("/campaigns/{id}/not-accepted.csv", get(results::not_accepted))
+        .route("/campaigns/{id}/not-delivered.csv", get(results::not_delivered))
         .route("/campaigns/{id}/collect", post(results::collect))
         .route("/assets/console.css", get(css))
         .route("/assets/live.js", get(live_js))

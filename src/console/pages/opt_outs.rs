@@ -66,17 +66,17 @@ fn typed(text: &str) -> Result<BTreeSet<String>, ConsoleError> {
     let typed = opt_outs::read_typed(text);
     if !typed.refused.is_empty() {
         let shown: Vec<&str> = typed.refused.iter().take(10).map(String::as_str).collect();
-        return Err(ConsoleError::Invalid(format!(
-            "{} item(s) are not mobile numbers: {}{}. Nothing was changed; correct them and send the form again.",
-            typed.refused.len(),
-            shown.join(", "),
-            if typed.refused.len() > shown.len() { ", …" } else { "" }
-        )));
+        let more = if typed.refused.len() > shown.len() { ", …" } else { "" };
+        return Err(ConsoleError::invalid(
+            |w| w.refuse_not_mobile,
+            vec![
+                ("n", typed.refused.len().to_string().into()),
+                ("items", format!("{}{more}", shown.join(", ")).into()),
+            ],
+        ));
     }
     if typed.numbers.is_empty() {
-        return Err(ConsoleError::Invalid(
-            "no number was given: type one number a line".into(),
-        ));
+        return Err(ConsoleError::invalid(|w| w.refuse_no_number, vec![]));
     }
     Ok(typed.numbers)
 }
@@ -107,7 +107,7 @@ pub async fn upload(
     let received = upload
         .files
         .remove("list")
-        .ok_or_else(|| ConsoleError::Invalid("choose a file to add from".into()))?;
+        .ok_or_else(|| ConsoleError::invalid(|w| w.refuse_choose_file, vec![]))?;
     let original = received.original.clone();
     let dir = console.workspace.uploads_dir();
     let placed = uploads::place(
@@ -126,9 +126,10 @@ pub async fn upload(
     let _ = std::fs::remove_file(&path);
     let numbers = read??;
     if numbers.is_empty() {
-        return Err(ConsoleError::Invalid(format!(
-            "{original}: no mobile number found in its phone column (or its only column)"
-        )));
+        return Err(ConsoleError::invalid(
+            |w| w.refuse_no_mobile_in_file,
+            vec![("file", original.as_str().into())],
+        ));
     }
     change(&console, &signed.user.name, Change::Add(numbers), &original).await
 }

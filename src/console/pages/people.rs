@@ -193,11 +193,8 @@ fn live_link(console: &Shared, token: &str) -> Result<String, ConsoleError> {
         .store
         .peek_link(token)?
         .filter(|link| link.expires > auth::unix_now());
-    link.map(|link| link.user).ok_or_else(|| {
-        ConsoleError::Forbidden(
-            "this sign-in link was used already or has expired: ask an administrator for a new one".into(),
-        )
-    })
+    link.map(|link| link.user)
+        .ok_or_else(|| ConsoleError::forbidden(|w| w.refuse_link_used, vec![]))
 }
 
 pub async fn welcome_form(
@@ -232,7 +229,7 @@ pub async fn welcome(
     let link = console
         .store
         .take_link(&token)?
-        .ok_or_else(|| ConsoleError::Forbidden("this sign-in link was used already".into()))?;
+        .ok_or_else(|| ConsoleError::forbidden(|w| w.refuse_link_used, vec![]))?;
     let mut user = console.store.user(&link.user)?.ok_or(ConsoleError::NotFound)?;
     let password = form.password;
     user.password_hash = Some(
@@ -292,7 +289,7 @@ pub async fn change_password(
     })
     .await
     .map_err(ConsoleError::internal)??
-    .ok_or_else(|| ConsoleError::Forbidden("the current password is wrong".into()))?;
+    .ok_or_else(|| ConsoleError::forbidden(|w| w.refuse_password_wrong, vec![]))?;
     user.password_hash = Some(new_hash);
     console.store.put_user(&user)?;
     // Other sessions end; this one goes on.
@@ -359,13 +356,14 @@ pub async fn add_user(
     } = posted;
     let name = form.name.trim().to_string();
     if !valid_user_name(&name) {
-        return Err(ConsoleError::Invalid(
-            "a user name is 1 to 40 letters, digits, '.', '-', '_' or '@'".into(),
-        ));
+        return Err(ConsoleError::invalid(|w| w.refuse_user_name, vec![]));
     }
     let role = Role::parse(&form.role).ok_or_else(|| ConsoleError::Invalid(format!("no role {:?}", form.role)))?;
     if console.store.user(&name)?.is_some() {
-        return Err(ConsoleError::Conflict(format!("the user {name} exists already")));
+        return Err(ConsoleError::conflict(
+            |w| w.refuse_user_exists,
+            vec![("name", name.into())],
+        ));
     }
     console.store.put_user(&User {
         name: name.clone(),
@@ -414,9 +412,7 @@ pub async fn change_user(
     let role = Role::parse(&form.role).ok_or_else(|| ConsoleError::Invalid(format!("no role {:?}", form.role)))?;
     let disabled = form.disabled.is_some();
     if name == signed.user.name && (role != Role::Admin || disabled) {
-        return Err(ConsoleError::Conflict(
-            "you cannot remove your own administration: another admin must".into(),
-        ));
+        return Err(ConsoleError::conflict(|w| w.refuse_own_administration, vec![]));
     }
     user.role = role;
     user.disabled = disabled;

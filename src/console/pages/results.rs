@@ -11,6 +11,7 @@ use crate::console::store::Role;
 use crate::console::words::Words;
 use crate::console::workflow::{self, Applied, Step};
 use crate::console::Shared;
+use crate::retry::{Listed, Only};
 use askama::Template;
 use axum::extract::{Path, State as Console};
 use axum::response::{IntoResponse, Response};
@@ -34,19 +35,20 @@ pub async fn resume(
     let by = &signed.user.name;
     let (resend_uncertain, record) = workflow::take(&console, &id, Step::Resume, by, async |record| {
         if crate::console::collecting::active(&console, &id).is_some() {
-            return Err(ConsoleError::Conflict(
-                "its results are being collected: stop the collection first, then resume".into(),
-            ));
+            return Err(ConsoleError::conflict(|w| w.refuse_collecting_resume, vec![]));
         }
         let status = runner::status_when_free(&console.workspace.run_dir(&id)).await?;
         let resend_uncertain = match posted.form.resend_uncertain.trim() {
             "" => false,
             typed if typed_amount(typed) == Some(status.uncertain as i64) => true,
             typed => {
-                return Err(ConsoleError::Invalid(format!(
-                    "to send the uncertain again (they may get it twice), type their number, {}; what was typed ({typed:?}) is not it",
-                    status.uncertain
-                )))
+                return Err(ConsoleError::invalid(
+                    |w| w.refuse_uncertain_typed,
+                    vec![
+                        ("n", crate::text::count(status.uncertain).into()),
+                        ("typed", format!("{typed:?}").into()),
+                    ],
+                ))
             }
         };
         if let Some(run) = &mut record.run {
@@ -84,6 +86,8 @@ struct ResultsPage {
     classes: Vec<(String, u64, i64)>,
     /// A gateway run's final results, each code with what it means.
     final_results: Vec<(String, String, u64)>,
+    /// Recipients a gateway took and then did not deliver (`FAILED`, `GIVEUP`).
+    undelivered: u64,
     files: Vec<&'static str>,
     can_retry: bool,
     charged: String,
@@ -188,6 +192,13 @@ pub async fn results_page(
             )
         })
         .unwrap_or_else(|| "–".into());
+    let undelivered = summary.as_ref().map_or(0, |summary| {
+        use crate::api::gateway::final_result::{FAILED, GIVEUP};
+        [FAILED, GIVEUP]
+            .iter()
+            .filter_map(|code| summary.final_results.get(*code))
+            .sum()
+    });
     render(ResultsPage {
         w: signed.words,
         // Only when the service did not take some: "retry failed" of nothing makes an empty draft.
@@ -204,6 +215,7 @@ pub async fn results_page(
         equation,
         classes,
         final_results,
+        undelivered,
         files,
         charged,
     })
@@ -225,7 +237,7 @@ pub async fn collect(
     let Approver(signed) = posted.signed;
     if posted.form.action == "stop" {
         let collection = crate::console::collecting::active(&console, &id)
-            .ok_or_else(|| ConsoleError::Conflict("no collection of its results is going on".into()))?;
+            .ok_or_else(|| ConsoleError::conflict(|w| w.refuse_no_collection, vec![]))?;
         collection.control.stop();
         console
             .store
@@ -312,35 +324,59 @@ pub async fn not_accepted(
     signed: Signed,
     Found(record): Found,
 ) -> Result<Response, ConsoleError> {
-    let id = record.id;
-    if crate::console::runner::active(&console, &id).is_some() {
-        return Err(ConsoleError::Conflict(
-            "this campaign is sending: wait for its run to end".into(),
-        ));
+    recipient_list(
+        &console,
+        &signed,
+        &record.id,
+        Listed::Retry(Only::Failed),
+        "not-accepted.csv",
+    )
+    .await
+}
+
+/// The recipients a gateway took and then did not deliver (`FAILED`, `GIVEUP` after a
+/// collection), in the same form.
+pub async fn not_delivered(
+    Console(console): Console<Shared>,
+    signed: Signed,
+    Found(record): Found,
+) -> Result<Response, ConsoleError> {
+    recipient_list(&console, &signed, &record.id, Listed::Undelivered, "not-delivered.csv").await
+}
+
+/// A list of some of a run's recipients, written to a scratch file and streamed after a
+/// byte-order mark (lists run to millions of rows); an empty list is a header, not an error.
+async fn recipient_list(
+    console: &Shared,
+    signed: &Signed,
+    id: &str,
+    which: Listed,
+    name: &'static str,
+) -> Result<Response, ConsoleError> {
+    if crate::console::runner::active(console, id).is_some()
+        || crate::console::collecting::active(console, id).is_some()
+    {
+        return Err(ConsoleError::conflict(|w| w.refuse_sending, vec![]));
     }
-    let run_dir = console.workspace.run_dir(&id);
+    let run_dir = console.workspace.run_dir(id);
     let scratch = console
         .workspace
         .uploads_dir()
-        .join(format!("not-accepted-{}", crate::console::auth::random_token()));
-    let out = scratch.clone();
-    let planned =
-        tokio::task::spawn_blocking(move || crate::retry::plan(&run_dir, crate::retry::Only::Failed, Some(&out)))
-            .await
-            .map_err(ConsoleError::internal)?;
-    let bytes = planned.and_then(|plan| Ok(std::fs::read(&plan.recipients_file)?));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let mut body = crate::report::UTF8_BOM.to_vec();
-    match bytes {
-        Ok(bytes) => body.extend_from_slice(&bytes),
-        // Everyone was taken: the list is empty, not an error.
-        Err(error) if crate::engine::rules::classify(&error) == crate::engine::rules::ErrorClass::Refusal => {}
-        Err(error) => return Err(error.into()),
-    }
-    console
-        .store
-        .audit(&signed.user.name, "downloaded", Some(&id), "not-accepted.csv")?;
-    Ok(attachment("not-accepted.csv", "text/csv; charset=utf-8", body))
+        .join(format!("{name}-{}", crate::console::auth::random_token()));
+    let path = scratch.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::retry::write_list(&run_dir, which, crate::files::create_private(&path)?)
+    })
+    .await
+    .map_err(ConsoleError::internal)?
+    .inspect_err(|_| {
+        let _ = std::fs::remove_file(&scratch);
+    })?;
+    // Open, then unlink: the stream keeps the file, and nothing is left behind.
+    let response = file_response(&scratch, name, "text/csv; charset=utf-8", true).await;
+    let _ = std::fs::remove_file(&scratch);
+    console.store.audit(&signed.user.name, "downloaded", Some(id), name)?;
+    response
 }
 
 /// The run's summary, shown inside the results page (viewing is not a download) in the viewer's
@@ -389,7 +425,7 @@ pub async fn retry(
     let id = record.id.clone();
     let Editor(signed) = posted.signed;
     if !record.state.has_run() || crate::console::runner::active(&console, &id).is_some() {
-        return Err(ConsoleError::Conflict("retry needs a run that has ended".into()));
+        return Err(ConsoleError::conflict(|w| w.refuse_retry_needs_end, vec![]));
     }
     let new_id = campaigns::new_id();
     let new_dir = console.workspace.campaign_dir(&new_id);
@@ -401,9 +437,7 @@ pub async fn retry(
             .map_err(ConsoleError::internal)??;
     if plan.recipients == 0 {
         let _ = std::fs::remove_dir_all(&new_dir);
-        return Err(ConsoleError::Conflict(
-            "no recipient failed: there is nothing to retry".into(),
-        ));
+        return Err(ConsoleError::conflict(|w| w.refuse_nothing_to_retry, vec![]));
     }
     let recipients = StoredFile {
         stored: "recipients.csv".into(),

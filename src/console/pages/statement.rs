@@ -16,9 +16,12 @@ use axum::response::Response;
 use serde::Deserialize;
 use std::path::PathBuf;
 
-/// The files a statement folder holds, and how they are served.
-const FILES: [(&str, &str); 4] = [
+/// The files a statement folder holds, and how they are served. The console writes its CSVs
+/// without a byte-order mark and serves them with one for Korean Excel; `statement.raw.csv` is
+/// statement.csv as written, for programs.
+const FILES: [(&str, &str); 5] = [
     ("statement.csv", "text/csv; charset=utf-8"),
+    (RAW_STATEMENT, "text/csv; charset=utf-8"),
     (
         "statement.xlsx",
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -26,6 +29,8 @@ const FILES: [(&str, &str); 4] = [
     ("statement.html", "text/html; charset=utf-8"),
     ("ledger-mismatches.csv", "text/csv; charset=utf-8"),
 ];
+
+const RAW_STATEMENT: &str = "statement.raw.csv";
 
 /// One line of a totals table.
 pub struct TotalsLine {
@@ -38,7 +43,7 @@ pub struct TotalsLine {
 }
 
 impl TotalsLine {
-    fn of(name: impl Into<String>, totals: &ClassSummary) -> TotalsLine {
+    fn of(name: impl Into<String>, totals: &ClassSummary, w: &Words) -> TotalsLine {
         TotalsLine {
             name: name.into(),
             charged: won(totals.charged),
@@ -46,10 +51,12 @@ impl TotalsLine {
             refunded: won(totals.refunded),
             net: won(totals.net()),
             unsettled: if totals.unsettled() {
-                format!(
-                    "provisional {}, disputed {}",
-                    won(totals.provisional),
-                    won(totals.disputed)
+                crate::console::words::fill(
+                    w.statement_unsettled,
+                    &[
+                        ("provisional", &won(totals.provisional)),
+                        ("disputed", &won(totals.disputed)),
+                    ],
                 )
             } else {
                 String::new()
@@ -117,7 +124,7 @@ pub async fn page(
 ) -> Result<Response, ConsoleError> {
     // Without `?month=`, the month now (Korean time): the page opens on its statement.
     let month = month_of(&query.month)?;
-    let made = make(&console, month, None).await?;
+    let made = make(&console, month, None, signed.words).await?;
     console
         .store
         .audit(&signed.user.name, "statement", None, &month.to_string())?;
@@ -135,12 +142,12 @@ pub async fn compare(
     let received = upload
         .files
         .remove("ledger")
-        .ok_or_else(|| ConsoleError::Invalid("choose the ledger export to compare with".into()))?;
+        .ok_or_else(|| ConsoleError::invalid(|w| w.refuse_choose_ledger, vec![]))?;
     let original = received.original.clone();
     // A ledger export is JSON read whole by the engine; the received file is read in place and
     // removed when `received` is dropped. Messages name the file as the person called it.
     let temporary = received.temporary.display().to_string();
-    let made = make(&console, month, Some(received.temporary.clone()))
+    let made = make(&console, month, Some(received.temporary.clone()), signed.words)
         .await
         .map_err(|error| match error {
             ConsoleError::Invalid(text) => ConsoleError::Invalid(text.replace(&temporary, &original)),
@@ -169,7 +176,12 @@ fn show(signed: Signed, month: Month, (made, sending): (Option<Made>, Vec<String
 
 /// Runs the engine's statement over every run of the workspace that is not sending now; answers
 /// what the page shows and the names of the campaigns left out because they still send.
-async fn make(console: &Shared, month: Month, ledger: Option<PathBuf>) -> Result<(Made, Vec<String>), ConsoleError> {
+async fn make(
+    console: &Shared,
+    month: Month,
+    ledger: Option<PathBuf>,
+    w: &Words,
+) -> Result<(Made, Vec<String>), ConsoleError> {
     let records: Vec<CampaignRecord> = console.store.campaigns()?;
     let mut run_dirs = Vec::new();
     let mut ids = Vec::new();
@@ -192,34 +204,35 @@ async fn make(console: &Shared, month: Month, ledger: Option<PathBuf>) -> Result
         month: Some(month),
         out: Some(out),
         ledger,
-        // statement.csv is for people, in Korean Excel: with the UTF-8 byte-order mark.
-        csv_bom: true,
+        // Written for programs; served for people with the byte-order mark (`download`).
+        csv_bom: false,
     };
     let statement = tokio::task::spawn_blocking(move || crate::statement::write(&run_dirs, &options))
         .await
         .map_err(ConsoleError::internal)?
         .map_err(ConsoleError::from)?;
-    Ok((made(&statement, &ids), sending))
+    Ok((made(&statement, &ids, w), sending))
 }
 
-fn made(statement: &Statement, ids: &[String]) -> Made {
+fn made(statement: &Statement, ids: &[String], w: &Words) -> Made {
+    let lang = w.report_lang();
     let mut classes: Vec<TotalsLine> = statement
         .classes
         .iter()
-        .map(|(class, totals)| TotalsLine::of(class.as_str(), totals))
+        .map(|(class, totals)| TotalsLine::of(crate::report::class_label(*class, lang), totals, w))
         .collect();
-    classes.push(TotalsLine::of("total", &statement.total));
+    classes.push(TotalsLine::of(w.statement_total, &statement.total, w));
     Made {
         classes,
         campaigns: statement
             .campaigns
             .iter()
-            .map(|(name, totals)| TotalsLine::of(name.clone(), totals))
+            .map(|(name, totals)| TotalsLine::of(name.clone(), totals, w))
             .collect(),
         days: statement
             .days
             .iter()
-            .map(|(day, totals)| TotalsLine::of(day.clone(), totals))
+            .map(|(day, totals)| TotalsLine::of(day.clone(), totals, w))
             .collect(),
         runs: statement
             .runs
@@ -241,6 +254,11 @@ fn made(statement: &Statement, ids: &[String]) -> Made {
             .files
             .iter()
             .filter_map(|file| file.file_name().map(|name| name.to_string_lossy().into_owned()))
+            .flat_map(|name| {
+                // The CSV for programs, by name, beside the one for people.
+                let raw = (name == "statement.csv").then(|| RAW_STATEMENT.to_string());
+                std::iter::once(name).chain(raw)
+            })
             .collect(),
     }
 }
@@ -257,8 +275,10 @@ pub async fn download(
         .find(|(known, _)| *known == name)
         .copied()
         .ok_or(ConsoleError::NotFound)?;
-    let path = console.workspace.statement_dir(&month.to_string()).join(name);
-    let response = super::results::file_response(&path, name, content_type, false).await?;
+    let written = if name == RAW_STATEMENT { "statement.csv" } else { name };
+    let path = console.workspace.statement_dir(&month.to_string()).join(written);
+    let bom = name != RAW_STATEMENT && name.ends_with(".csv");
+    let response = super::results::file_response(&path, name, content_type, bom).await?;
     console
         .store
         .audit(&signed.user.name, "downloaded", None, &format!("{month} {name}"))?;

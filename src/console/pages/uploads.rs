@@ -154,9 +154,10 @@ fn sniff(path: &Path, original: &str, unpacked_cap: u64) -> Result<Sniffed, Cons
     )
     .map_err(ConsoleError::from_io)?;
     if head.iter().all(u8::is_ascii_whitespace) {
-        return Err(ConsoleError::Invalid(format!(
-            "{original} is empty: export the list again with its header row and at least one recipient"
-        )));
+        return Err(ConsoleError::invalid(
+            |w| w.refuse_file_empty,
+            vec![("file", original.into())],
+        ));
     }
     if head.starts_with(ZIP) {
         return workbook_kind(path, original, unpacked_cap);
@@ -168,9 +169,10 @@ fn sniff(path: &Path, original: &str, unpacked_cap: u64) -> Result<Sniffed, Cons
         return Ok(Sniffed::Parquet);
     }
     if head.contains(&0) {
-        return Err(ConsoleError::Invalid(format!(
-            "{original} is not a file the console reads ({READS}): save it as one of these (an .xlsb as .xlsx)"
-        )));
+        return Err(ConsoleError::invalid(
+            |w| w.refuse_file_kind,
+            vec![("file", original.into()), ("reads", READS.into())],
+        ));
     }
     let named = Path::new(original)
         .extension()
@@ -243,10 +245,10 @@ fn text_has_a_row(path: &Path) -> Result<bool, ConsoleError> {
 pub fn place(console: &Console, received: Received, dir: &Path, role: &str) -> Result<StoredFile, ConsoleError> {
     let sniffed = sniff(&received.temporary, &received.original, console.max_unpacked)?;
     if role == "recipients" && matches!(sniffed, Sniffed::Text(_)) && !text_has_a_row(&received.temporary)? {
-        return Err(ConsoleError::Invalid(format!(
-            "{} holds a header and no recipient: export the list again with its rows",
-            received.original
-        )));
+        return Err(ConsoleError::invalid(
+            |w| w.refuse_file_header_only,
+            vec![("file", received.original.as_str().into())],
+        ));
     }
     let stored = format!("{role}.{}", sniffed.extension());
     std::fs::rename(&received.temporary, dir.join(&stored)).map_err(ConsoleError::from_io)?;

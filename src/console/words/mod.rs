@@ -152,6 +152,79 @@ pub struct Words {
     pub copy_suffix: &'static str,
     pub show: &'static str,
     pub not_accepted_list: &'static str,
+    pub quiet_choice_enforce: &'static str,
+    pub quiet_choice_warn: &'static str,
+    pub quiet_choice_off: &'static str,
+    pub field_service: &'static str,
+    pub field_callback_no: &'static str,
+    pub field_subject: &'static str,
+    pub field_advertising: &'static str,
+    pub field_template: &'static str,
+    pub field_alter: &'static str,
+    pub field_alter_message: &'static str,
+    pub field_channel_id: &'static str,
+    pub field_text_template: &'static str,
+    pub field_budget: &'static str,
+    pub field_messages_per_second: &'static str,
+    pub field_quiet_hours: &'static str,
+    pub field_text: &'static str,
+    pub field_sender_key: &'static str,
+    pub field_send_type: &'static str,
+    pub field_chat_bubble_type: &'static str,
+    pub field_targeting: &'static str,
+    pub field_image: &'static str,
+    pub field_header: &'static str,
+    pub field_additional_content: &'static str,
+    pub refuse_files_changed: &'static str,
+    pub refuse_own_approval: &'static str,
+    pub refuse_no_approval: &'static str,
+    pub refuse_changed_since_approval: &'static str,
+    pub refuse_amount: &'static str,
+    pub refuse_recipients_typed: &'static str,
+    pub refuse_state: &'static str,
+    pub refuse_step_edit: &'static str,
+    pub refuse_step_check: &'static str,
+    pub refuse_step_submit: &'static str,
+    pub refuse_step_approve: &'static str,
+    pub refuse_step_start: &'static str,
+    pub refuse_step_resume: &'static str,
+    pub refuse_sending: &'static str,
+    pub refuse_collecting: &'static str,
+    pub refuse_collecting_resume: &'static str,
+    pub refuse_uncertain_typed: &'static str,
+    pub refuse_retry_needs_end: &'static str,
+    pub refuse_nothing_to_retry: &'static str,
+    pub refuse_no_collection: &'static str,
+    pub refuse_rate: &'static str,
+    pub refuse_passwords_differ: &'static str,
+    pub refuse_password_short: &'static str,
+    pub refuse_link_used: &'static str,
+    pub refuse_password_wrong: &'static str,
+    pub refuse_user_name: &'static str,
+    pub refuse_user_exists: &'static str,
+    pub refuse_own_administration: &'static str,
+    pub refuse_file_empty: &'static str,
+    pub refuse_file_kind: &'static str,
+    pub refuse_file_header_only: &'static str,
+    pub refuse_not_mobile: &'static str,
+    pub refuse_no_number: &'static str,
+    pub refuse_choose_file: &'static str,
+    pub refuse_no_mobile_in_file: &'static str,
+    pub refuse_choose_ledger: &'static str,
+    pub warning_template_unknown: &'static str,
+    pub warning_no_advertising_mark: &'static str,
+    pub warning_no_opt_out_line: &'static str,
+    pub test_answered: &'static str,
+    pub test_not_sent: &'static str,
+    pub test_number: &'static str,
+    pub test_answer: &'static str,
+    pub test_status: &'static str,
+    pub test_taken: &'static str,
+    pub test_taken_yes: &'static str,
+    pub test_taken_no: &'static str,
+    pub statement_total: &'static str,
+    pub statement_unsettled: &'static str,
+    pub not_delivered_list: &'static str,
     pub error_refused: &'static str,
     pub error_refused_lead: &'static str,
     pub error_forbidden: &'static str,
@@ -220,6 +293,8 @@ pub struct Words {
     pub live_s: &'static str,
     pub live_min_s: &'static str,
     pub live_h_min: &'static str,
+    pub live_d_h: &'static str,
+    pub live_starts_at: &'static str,
     pub live_per_second: &'static str,
     pub live_at_once: &'static str,
     pub live_as_answered: &'static str,
@@ -238,14 +313,6 @@ pub struct Words {
     pub live_end_not_started: &'static str,
     pub live_end_interrupted: &'static str,
     // Issue 27, points 3 and 4 (composer): the new and edit forms.
-    pub composer_kind_alimtalk: &'static str,
-    pub composer_kind_brand: &'static str,
-    pub composer_kind_text: &'static str,
-    pub composer_kind_sms: &'static str,
-    pub composer_kind_lms: &'static str,
-    pub composer_kind_gateway_alimtalk: &'static str,
-    pub composer_class_sms: &'static str,
-    pub composer_class_lms: &'static str,
     pub composer_placeholders: &'static str,
     pub composer_placeholders_intro: &'static str,
     pub composer_filled_from: &'static str,
@@ -375,6 +442,45 @@ impl Words {
             "approver" => self.role_approver,
             "admin" => self.role_admin,
             _ => self.unknown,
+        }
+    }
+
+    /// A campaign kind by its name in the page's language (`알림톡`, `단문 문자(SMS)`): the
+    /// report's names, so that a kind reads the same on every page and in the summary.
+    pub fn kind(&self, kind: &str) -> String {
+        crate::report::kind_label(kind, self.report_lang())
+    }
+
+    /// A lane (`sms`, `alimtalk`…) by its name in the page's language; an unknown one as given.
+    pub fn lane<'a>(&self, lane: &'a str) -> &'a str {
+        crate::campaign::Lane::parse(lane).map_or(lane, |lane| crate::report::lane_label(lane, self.report_lang()))
+    }
+
+    /// A billing class (`ALIMTALK`, `FALLBACK_SMS`…) by its name in the page's language.
+    pub fn class<'a>(&self, class: &'a str) -> &'a str {
+        crate::api::ledger::BillingClass::parse(class)
+            .map_or(class, |class| crate::report::class_label(class, self.report_lang()))
+    }
+
+    /// A setting's choice on the form in the page's words (the quiet hours' modes); the service's
+    /// own codes (`FREE`, `TEXT`…) as they are.
+    pub fn choice<'a>(&self, value: &'a str) -> &'a str {
+        match value {
+            "enforce" => self.quiet_choice_enforce,
+            "warn" => self.quiet_choice_warn,
+            "off" => self.quiet_choice_off,
+            other => other,
+        }
+    }
+
+    /// A warning of the check in the page's words; one the console does not know as given.
+    pub fn warning<'a>(&self, text: &'a str) -> &'a str {
+        use crate::plan::AdvertisingWarning;
+        match AdvertisingWarning::of_text(text) {
+            Some(AdvertisingWarning::TemplateUnknown) => self.warning_template_unknown,
+            Some(AdvertisingWarning::NoAdvertisingMark) => self.warning_no_advertising_mark,
+            Some(AdvertisingWarning::NoOptOutLine) => self.warning_no_opt_out_line,
+            None => text,
         }
     }
 

@@ -52,6 +52,7 @@ figure svg{width:100%;height:auto}
 svg text{font-size:11px;fill:#52607a}
 footer{margin-top:2.5rem;font-size:.8rem;color:#52607a;border-top:1px solid #d7dce5;padding-top:.5rem}
 @page{size:A4;margin:14mm}
+@media (max-width:560px){dl.facts{grid-template-columns:minmax(0,1fr)}}
 @media print{body{margin:0;max-width:none;padding:0;font-size:10.5pt}h2{break-after:avoid}table,figure,section{break-inside:avoid}.badge{border:1px solid currentColor}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}
 "#;
 

@@ -1,6 +1,7 @@
 //! The composer's preview: the first recipient's message as a phone shows it — the text with its placeholders filled from the first row, its size as the service counts it (characters, EUC-KR bytes) and the billing class it takes.
 
 use super::columns::{Mapping, Sample};
+use crate::campaign::Lane;
 use crate::console::words::{fill, Words};
 use crate::template::{Placeholder, Template};
 use crate::text::TextLane;
@@ -80,19 +81,21 @@ pub fn preview(kind: &str, text: &str, mapping: &Mapping, sample: &Sample, w: &W
     }
 }
 
-/// The billing class a message of `kind` takes at this size.
+/// The lane a message of `kind` goes by at this size, by its name in the page's language.
 pub fn class(kind: &str, bytes: usize, w: &Words) -> &'static str {
-    match kind {
-        "sms" => w.composer_class_sms,
-        "lms" => w.composer_class_lms,
+    let lane = match kind {
+        "sms" => Lane::Sms,
+        "lms" => Lane::Lms,
         // The engine's own rule: SMS while it fits, LMS after.
         "text" => match TextLane::for_bytes(bytes) {
-            Some(TextLane::Sms) => w.composer_class_sms,
-            _ => w.composer_class_lms,
+            Some(TextLane::Sms) => Lane::Sms,
+            _ => Lane::Lms,
         },
-        "brand" => w.composer_kind_brand,
-        _ => w.composer_kind_alimtalk,
-    }
+        "brand" => Lane::Brand,
+        "gateway-alimtalk" => Lane::Gateway,
+        _ => Lane::Alimtalk,
+    };
+    crate::report::lane_label(lane, w.report_lang())
 }
 
 #[cfg(test)]
