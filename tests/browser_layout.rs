@@ -1,4 +1,4 @@
-//! Every console page on a phone and for assistive technology, in a real Korean browser (Debian's chromium over WebDriver): at 390×844 no page scrolls sideways, `<html lang>` is set, the nav's links all show (none taller than two lines), sign-out is not cut off and the buttons are big enough to touch; at phone and at desktop size axe-core (from the npm registry, injected by the test) finds no critical or serious violation. Phone and desktop screenshots of every page land in `MSGBATCH_SCREENSHOTS` when it is set.
+//! Every console page on a phone and for assistive technology, in a real Korean browser (Debian's chromium over WebDriver): no English word of the list and no UTC stamp on any Korean page; at 390×844 no page scrolls sideways, `<html lang>` is set, the nav's links all show (none taller than two lines), sign-out is not cut off and the buttons are big enough to touch; at phone and at desktop size axe-core (from the npm registry, injected by the test) finds no critical or serious violation. Phone and desktop screenshots of every page land in `MSGBATCH_SCREENSHOTS` when it is set.
 
 mod common;
 
@@ -95,6 +95,17 @@ async fn look(
             "<html lang> does not say the page is Korean: {}",
             phone["lang"]
         ));
+    }
+    // What a Korean reader sees: no English word of the list, no UTC stamp.
+    let html = session.script("return document.documentElement.outerHTML;").await;
+    let html = html.as_str().unwrap_or_default();
+    let english = common::korean::english_on(html);
+    if !english.is_empty() {
+        fails(format!("English on the Korean page: {english:?}"));
+    }
+    let stamps = common::korean::utc_stamps(html);
+    if !stamps.is_empty() {
+        fails(format!("UTC stamps on a KST console: {stamps:?}"));
     }
     let (scroll, width) = (phone["scroll"].as_f64().unwrap(), phone["width"].as_f64().unwrap());
     assert_eq!(width, f64::from(PHONE.0), "{page}: the viewport is the phone's");

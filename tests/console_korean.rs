@@ -3,112 +3,9 @@
 mod common;
 
 use common::console::{approved, team_with, until_ended, uploaded, Browser, NOTIFICATION};
+use common::korean::{english_on, utc_stamps};
 use msgbatch::report::Lang;
 use reqwest::StatusCode;
-
-/// English words a Korean page must not show (codes kept beside their meaning are inside
-/// `<code>` or parentheses and are not looked at).
-const ENGLISH: &[&str] = &[
-    "rows",
-    "valid",
-    "rejected",
-    "duplicates",
-    "suppressed",
-    "draft",
-    "checked",
-    "finished",
-    "chunks",
-    "encoding",
-    "Refused",
-    "Back",
-    "Sign out",
-    "not a Korean",
-    "has no value",
-    "every chunk",
-    "at once",
-    "editor",
-    "approver",
-    "viewer",
-    "Not found",
-    "awaiting",
-    "approved",
-    "characters",
-    "first",
-    "longest",
-    "fallback",
-    "answered",
-    "total",
-    "provisional",
-    "alimtalk",
-    "ALIMTALK",
-];
-
-/// The text a person reads on a page: no tags, no script or style, no `<code>` or `<pre>` (codes
-/// and the people's own texts), no parenthesised codes such as `(phone_invalid)`.
-fn visible_text(page: &str) -> String {
-    let mut text = page.to_string();
-    for (open, close) in [
-        ("<script", "</script>"),
-        ("<style", "</style>"),
-        ("<code", "</code>"),
-        ("<pre", "</pre>"),
-        ("<title", "</title>"),
-    ] {
-        while let Some(start) = text.find(open) {
-            let Some(end) = text[start..].find(close) else { break };
-            text.replace_range(start..start + end + close.len(), " ");
-        }
-    }
-    let mut out = String::new();
-    let mut in_tag = false;
-    for c in text.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => {
-                in_tag = false;
-                out.push(' ');
-            }
-            _ if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    // `(phone_invalid)`: a code kept beside its meaning.
-    let mut kept = String::new();
-    let mut rest = out.as_str();
-    while let Some(start) = rest.find('(') {
-        kept.push_str(&rest[..start]);
-        match rest[start..].find(')') {
-            Some(end)
-                if rest[start + 1..start + end]
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c == '_') =>
-            {
-                rest = &rest[start + end + 1..];
-            }
-            _ => {
-                kept.push('(');
-                rest = &rest[start + 1..];
-            }
-        }
-    }
-    kept.push_str(rest);
-    kept
-}
-
-fn english_on(page: &str) -> Vec<&'static str> {
-    let text = visible_text(page);
-    ENGLISH
-        .iter()
-        .copied()
-        .filter(|word| {
-            text.match_indices(word).any(|(at, _)| {
-                let before = text[..at].chars().next_back();
-                let after = text[at + word.len()..].chars().next();
-                !before.is_some_and(|c| c.is_ascii_alphanumeric()) && !after.is_some_and(|c| c.is_ascii_alphanumeric())
-            })
-        })
-        .collect()
-}
 
 /// Six people: two good, one with a number that is no mobile, one without an order number, one
 /// twice.
@@ -334,4 +231,11 @@ async fn summary_in(browser: &mut Browser, id: &str, language: &str) -> String {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+#[test]
+fn utc_stamps_are_found_and_kst_is_not() {
+    assert_eq!(utc_stamps("<p>at 2026-11-26T12:38:30Z</p>").len(), 1);
+    assert_eq!(utc_stamps("<p>시각 2026-11-26 21:38 KST, 12:38Z</p>").len(), 1);
+    assert!(utc_stamps("<p>2026-11-26 21:38:30 KST · Zone</p>").is_empty());
 }

@@ -3,6 +3,7 @@
 
 pub mod child;
 pub mod console;
+pub mod korean;
 pub mod process;
 
 use msgbatch::client::{ApiKey, Client, ClientConfig, SandboxAdmin};
