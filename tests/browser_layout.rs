@@ -252,6 +252,8 @@ async fn every_page_fits_a_phone_and_axe_finds_nothing_grave() {
         ("audit", "/audit".into()),
         ("users", "/users".into()),
         ("connections", "/connections".into()),
+        ("month", "/month".into()),
+        ("notifications", "/notifications".into()),
         ("account", "/account".into()),
         ("error", "/campaigns/no-such-campaign".into()),
         ("campaign-checked", format!("/campaigns/{checked}")),
@@ -309,6 +311,9 @@ async fn every_page_fits_a_phone_and_axe_finds_nothing_grave() {
         english.goto(path).await;
         english.wait("main").await;
         english.screenshot(&shots, &format!("en-desktop-{page}.png")).await;
+        english.resize(PHONE.0, PHONE.1).await;
+        english.screenshot(&shots, &format!("en-phone-{page}.png")).await;
+        english.resize(DESKTOP.0, DESKTOP.1).await;
     }
     english.close().await;
 

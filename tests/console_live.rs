@@ -167,3 +167,60 @@ async fn nothing_to_watch_and_a_control_before_any_run_lead_to_the_campaign() {
         .await;
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_console_run_pauses_itself_when_failing_by_default_and_the_live_page_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    // Twelve people whose numbers the sandbox answers ERROR (those ending in 96); the settings
+    // say nothing of pausing: the console's rule applies (20 % of the last 500 answered), here
+    // with its window narrowed to 5 by the campaign.
+    let mut csv = String::from("phone,name\n");
+    for i in 0..12 {
+        csv.push_str(&format!("0106100{i:02}96,고객{i}\n"));
+    }
+    let quiet = uploaded(&mut team.editor, SMS, &csv).await;
+    let composed = std::fs::read_to_string(
+        team.console
+            .workspace
+            .join("campaigns")
+            .join(&quiet)
+            .join("composed.toml"),
+    )
+    .unwrap();
+    let composed: toml::Table = toml::from_str(&composed).unwrap();
+    assert_eq!(
+        composed["send"]["pause_when_failing"]
+            .as_table()
+            .map(|rule| (rule["percent"].as_integer(), rule["window"].as_integer())),
+        Some((Some(20), Some(500))),
+        "on by default in the console"
+    );
+
+    let settings = format!(
+        "{SMS}\n[send]\nchunk_size = 1\nmessages_per_second = 20\npause_when_failing = {{ percent = 20, window = 5 }}\n"
+    );
+    let id = uploaded(&mut team.editor, &settings, &csv).await;
+    approved(&mut team, &id).await;
+    common::console::started(&mut team, &id, "108", "twelve SMS at ₩9").await;
+    let page = live_until(&mut team.approver, &id, "the run paused by its failures", |page| {
+        page.contains("data-live=\"paused_why\">The run paused itself")
+    })
+    .await;
+    assert!(
+        page.contains("of the last 5 answered recipients were not accepted (more than 20 %)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("id=\"live-controls\""),
+        "resume and stop are there: {page}"
+    );
+    let done = percent(&page);
+    assert!(done < 100, "the rest waits: {page}");
+
+    // A person stops it: it ends with the rest unsent.
+    team.approver
+        .post(&format!("/campaigns/{id}/control"), &[("action", "stop")])
+        .await;
+    assert_ne!(until_ended(&mut team.approver, &id).await, "done");
+}

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::child::{Finished, Running, Sandbox, API_KEY, BIN, GROUP, LIMIT};
+use common::child::{Finished, Running, Sandbox, API_KEY, GROUP, LIMIT};
 use msgbatch::api::ledger::SentCounts;
 use msgbatch::campaign::Lane;
 use msgbatch::engine::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState};
@@ -234,14 +234,7 @@ max_attempts = {}
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
-        command
-            .env_clear()
-            .env("MSGBATCH_API_KEY", API_KEY)
-            .env("MSGBATCH_CLOCK", CLOCK)
-            .current_dir(self.dir.path())
-            .args(args);
-        command
+        common::child::msgbatch(self.dir.path(), CLOCK, args)
     }
 
     fn start_run(&self, failpoint: Option<&str>) -> Running {

@@ -2,13 +2,12 @@
 
 mod common;
 
-use common::child::{Finished, Running, Sandbox, API_KEY, BIN, GROUP, LIMIT};
+use common::child::{Finished, Running, Sandbox, GROUP};
 use msgbatch::api::ledger::LedgerKind;
 use msgbatch::sandbox::accounts::FaultConfig;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 const CLOCK: &str = "2026-11-23T11:00:00+09:00";
 const EXIT_REFUSED: i32 = 2;
@@ -85,14 +84,7 @@ fallback_sms = {FALLBACK_PRICE}
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
-        command
-            .env_clear()
-            .env("MSGBATCH_API_KEY", API_KEY)
-            .env("MSGBATCH_CLOCK", CLOCK)
-            .current_dir(self.dir.path())
-            .args(args);
-        command
+        common::child::msgbatch(self.dir.path(), CLOCK, args)
     }
 
     fn path(&self, path: &Path) -> String {
@@ -146,25 +138,12 @@ fallback_sms = {FALLBACK_PRICE}
     }
 
     fn status(&self) -> Value {
-        let finished = Running::spawn(
-            self.command(&["status", &self.path(&self.run_dir), "--json"]),
-            "msgbatch status --json",
-        )
-        .finish();
-        finished.expect_code(0);
-        serde_json::from_str(&finished.stdout).unwrap_or_else(|e| panic!("status --json ({e}): {}", finished.stdout))
+        common::child::status_json(self.command(&["status", &self.path(&self.run_dir), "--json"]))
     }
 
     /// Polls `status --json` until `wanted` holds (bounded by `LIMIT`).
     fn status_until(&self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let status = self.status();
-            if wanted(&status) {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "status never showed {what}: {status}");
-        }
+        common::child::status_until(|| self.status(), what, wanted)
     }
 
     /// What the sandbox's ledger holds for the demo group: charges less refunds.

@@ -140,6 +140,8 @@ pub(super) struct SendFile {
     pub max_attempts: Option<u32>,
     /// Spend cap in won: the run never lets charged + reserved pass it.
     pub budget: Option<i64>,
+    /// `{ percent, window }` or `false`, read by [`super::FailingRule::parse`].
+    pub pause_when_failing: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize, Default)]

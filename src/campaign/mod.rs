@@ -208,11 +208,76 @@ pub struct SendSettings {
     pub max_attempts: u32,
     /// Spend cap in won (`[send] budget`); needs `[prices]`.
     pub budget: Option<i64>,
+    /// `[send] pause_when_failing`: the run pauses itself when too many of the last answered
+    /// recipients were not accepted.
+    pub pause_when_failing: Option<FailingRule>,
 }
 
-/// Settings a run may change without touching the campaign file (flags, `msgbatch adjust`):
-/// they are not part of the campaign's fingerprint, so changing them never stops a resume.
-pub const PACE_SETTINGS: [&str; 3] = ["concurrency", "messages_per_second", "budget"];
+/// When a run pauses itself: more than `percent` % of the last `window` answered recipients not
+/// accepted (a fallback the service sends counts as taken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailingRule {
+    pub percent: u32,
+    pub window: u32,
+}
+
+impl FailingRule {
+    /// What the console sets when a campaign says nothing (the CLI sets nothing).
+    pub const CONSOLE_DEFAULT: FailingRule = FailingRule {
+        percent: 20,
+        window: 500,
+    };
+    pub const MAX_WINDOW: u32 = 1_000_000;
+
+    /// The one rule for its figures.
+    pub fn new(percent: i64, window: i64) -> Result<FailingRule, String> {
+        if !(1..=100).contains(&percent) {
+            return Err(format!("percent must be 1 to 100, got {percent}"));
+        }
+        if !(1..=i64::from(FailingRule::MAX_WINDOW)).contains(&window) {
+            return Err(format!(
+                "window must be 1 to {} answered recipients, got {window}",
+                FailingRule::MAX_WINDOW
+            ));
+        }
+        Ok(FailingRule {
+            percent: percent as u32,
+            window: window as u32,
+        })
+    }
+
+    /// `pause_when_failing` as a campaign file writes it: `{ percent = 20, window = 500 }`, or
+    /// `false` for none.
+    pub fn parse(value: &toml::Value) -> Result<Option<FailingRule>, String> {
+        const SHAPE: &str = "give { percent = 20, window = 500 } (pause when more than 20 % of the last 500 answered were not accepted), or false";
+        match value {
+            toml::Value::Boolean(false) => Ok(None),
+            toml::Value::Table(table) => {
+                if let Some(unknown) = table.keys().find(|key| !["percent", "window"].contains(&key.as_str())) {
+                    return Err(format!("unknown key {unknown:?}: {SHAPE}"));
+                }
+                let figure = |key: &str| {
+                    table
+                        .get(key)
+                        .and_then(toml::Value::as_integer)
+                        .ok_or_else(|| format!("{key} is missing or not a whole number: {SHAPE}"))
+                };
+                FailingRule::new(figure("percent")?, figure("window")?).map(Some)
+            }
+            _ => Err(SHAPE.to_string()),
+        }
+    }
+
+    /// Whether `failed` of `answered` passes the rule.
+    pub fn passed_by(self, failed: u64, answered: u64) -> bool {
+        failed * 100 > u64::from(self.percent) * answered
+    }
+}
+
+/// Settings a run may change without touching the campaign file (flags, `msgbatch adjust`) or
+/// that only say when it pauses: they are not part of the campaign's fingerprint, so changing
+/// them never stops a resume.
+pub const PACE_SETTINGS: [&str; 4] = ["concurrency", "messages_per_second", "budget", "pause_when_failing"];
 
 /// The one rule for a concurrency, in the campaign file or on the command line.
 pub fn check_concurrency(concurrency: usize) -> Result<usize, String> {

@@ -437,6 +437,56 @@ fn an_empty_text_is_refused_for_every_kind_that_sends_text() {
     );
 }
 
+#[test]
+fn pause_when_failing_is_a_share_and_a_window_or_false() {
+    let with =
+        |rule: &str| parse(&format!("{SMS}[send]\npause_when_failing = {rule}\n")).map(|c| c.send.pause_when_failing);
+    assert_eq!(parse(SMS).unwrap().send.pause_when_failing, None, "off when absent");
+    assert_eq!(
+        with("{ percent = 20, window = 500 }").unwrap(),
+        Some(FailingRule {
+            percent: 20,
+            window: 500
+        })
+    );
+    assert_eq!(with("false").unwrap(), None);
+    for (bad, says) in [
+        ("true", "percent = 20, window = 500"),
+        ("{ percent = 0, window = 500 }", "percent must be 1 to 100"),
+        ("{ percent = 20 }", "window is missing"),
+        ("{ percent = 20, window = 500, after = 3 }", "unknown key \"after\""),
+        (
+            "{ percent = 20.5, window = 500 }",
+            "percent is missing or not a whole number",
+        ),
+    ] {
+        let error = with(bad).unwrap_err().to_string();
+        assert!(
+            error.contains("send.pause_when_failing") && error.contains(says),
+            "{bad}: {error}"
+        );
+    }
+}
+
+proptest::proptest! {
+    /// Any whole percent and window: taken exactly when in range, else refused naming the setting.
+    #[test]
+    fn any_failing_rule_is_taken_in_range_and_refused_by_name_outside(percent in -5i64..110, window in -5i64..1_000_010) {
+        let result = parse(&format!("{SMS}[send]\npause_when_failing = {{ percent = {percent}, window = {window} }}\n"));
+        let in_range = (1..=100).contains(&percent) && (1..=1_000_000).contains(&window);
+        match result {
+            Ok(campaign) => {
+                proptest::prop_assert!(in_range);
+                proptest::prop_assert_eq!(campaign.send.pause_when_failing.map(|rule| (i64::from(rule.percent), i64::from(rule.window))), Some((percent, window)));
+            }
+            Err(error) => {
+                proptest::prop_assert!(!in_range);
+                proptest::prop_assert!(error.to_string().contains("send.pause_when_failing"));
+            }
+        }
+    }
+}
+
 mod arbitrary;
 
 #[test]

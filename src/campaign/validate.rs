@@ -491,6 +491,12 @@ impl<'a> Validator<'a> {
         if let Some(budget) = file.budget {
             super::check_budget(budget).map_err(|message| self.error("send.budget", message))?;
         }
+        let pause_when_failing = match &file.pause_when_failing {
+            Some(value) => {
+                super::FailingRule::parse(value).map_err(|message| self.error("send.pause_when_failing", message))?
+            }
+            None => None,
+        };
         let max_attempts = file.max_attempts.unwrap_or(8);
         if max_attempts == 0 {
             return Err(self.error("send.max_attempts", "must be at least 1"));
@@ -503,6 +509,7 @@ impl<'a> Validator<'a> {
             timeout_secs: file.timeout_secs.unwrap_or(30).max(1),
             max_attempts,
             budget: file.budget,
+            pause_when_failing,
         })
     }
 }

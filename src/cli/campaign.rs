@@ -366,6 +366,10 @@ fn status_text(run_dir: &Path, snapshot: &engine::Snapshot) -> String {
             Some(engine::events::PauseCause::QuietHours { window, until, .. }) => {
                 text.push_str(&format!("\npaused: quiet hours {window}, going on at {until}"))
             }
+            Some(engine::events::PauseCause::Failing { percent, window, failed }) => text.push_str(&format!(
+                "\npaused: {failed} of the last {window} answered recipients were not accepted (more than {percent} %); look into it, then go on with {} or stop it",
+                engine::resume_command(run_dir)
+            )),
             None if pause_asked(run_dir) => text.push_str(
                 "\npausing: asked to pause; no new chunk goes once the current wait (the rate, a free request) ends",
             ),

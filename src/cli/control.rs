@@ -144,7 +144,9 @@ pub async fn resume(run_dir: &Path, options: RunOptions, json: bool) -> Result<E
     // Asked to pause: the run holds its next chunk as soon as it reaches it (a rate wait may
     // come first), and `resume` may undo the pause meanwhile.
     let asked = ControlFile::read(run_dir)?.is_some_and(|file| file.controls.paused);
-    let holding = read_snapshot(run_dir).is_some_and(|snapshot| snapshot.paused == Some(PauseCause::Asked));
+    // Held by a person or by its own failure pause: either way a person's resume goes on.
+    let holding = read_snapshot(run_dir)
+        .is_some_and(|snapshot| matches!(snapshot.paused, Some(PauseCause::Asked | PauseCause::Failing { .. })));
     if !asked && !holding {
         bail!(Refusal(format!(
             "{dir} is in use by another msgbatch process, which is sending (not paused): `msgbatch pause {dir}`, `msgbatch adjust {dir}` or `msgbatch stop {dir}` reach it",

@@ -179,6 +179,12 @@ impl Sink for Terminal {
                 &state,
                 &format!("paused: quiet hours {window} began ({reason}); going on at {until}"),
             ),
+            Event::Paused(PauseCause::Failing { percent, window, failed }) => self.say(
+                &state,
+                &format!(
+                    "paused: {failed} of the last {window} answered recipients were not accepted (more than {percent} %); look into it, then msgbatch resume RUN_DIR goes on, or msgbatch stop RUN_DIR"
+                ),
+            ),
             Event::Resumed => self.say(&state, "resumed"),
             Event::Pace(pace) => self.say(&state, &format!("pace: {}", pace_text(pace))),
             Event::BudgetReached(reached) => self.say(

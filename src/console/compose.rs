@@ -93,6 +93,7 @@ pub fn compose_settings(workspace: &Workspace, id: &str, text: &str) -> Result<P
     let connections = connections::load(workspace)?;
     let (_, connection) = connections::chosen(&connections, named.as_deref())?;
     settings.extend(connection.settings());
+    pause_when_failing_by_default(&mut settings);
     let composed = toml::to_string(&settings).map_err(ConsoleError::internal)?;
     let path = dir.join(COMPOSED_FILE);
     if std::fs::read_to_string(&path).ok().as_deref() != Some(composed.as_str()) {
@@ -100,6 +101,23 @@ pub fn compose_settings(workspace: &Workspace, id: &str, text: &str) -> Result<P
         std::io::Write::write_all(&mut file, composed.as_bytes()).map_err(ConsoleError::from_io)?;
     }
     Ok(path)
+}
+
+/// A console run pauses itself when failing unless its settings say how (or `false`): nobody
+/// may be watching it (the CLI, run by a person at a terminal, sets nothing).
+fn pause_when_failing_by_default(settings: &mut toml::Table) {
+    let rule = crate::campaign::FailingRule::CONSOLE_DEFAULT;
+    let send = settings
+        .entry("send")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let Some(send) = send.as_table_mut() {
+        send.entry("pause_when_failing").or_insert_with(|| {
+            toml::Value::Table(toml::Table::from_iter([
+                ("percent".to_string(), toml::Value::Integer(i64::from(rule.percent))),
+                ("window".to_string(), toml::Value::Integer(i64::from(rule.window))),
+            ]))
+        });
+    }
 }
 
 /// Loads the campaign as the engine will run it: its settings composed with the workspace's

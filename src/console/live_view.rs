@@ -4,6 +4,7 @@ use super::live_chart::{self, RatePoint, Shares};
 use super::words::ends::end_words;
 use super::words::fill;
 use super::words::{Words, EN};
+use crate::engine::budget::BudgetScope;
 use crate::engine::RunEnd;
 use serde::{Deserialize, Serialize};
 
@@ -12,10 +13,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LiveError {
-    NotAccepted { recipients: u64, status: String },
-    Uncertain { recipients: u64, reason: String },
-    BudgetReached { limit: i64 },
-    Warning { text: String },
+    NotAccepted {
+        recipients: u64,
+        status: String,
+    },
+    Uncertain {
+        recipients: u64,
+        reason: String,
+    },
+    BudgetReached {
+        limit: i64,
+        /// The month's limit, not the run's budget.
+        #[serde(default)]
+        month: bool,
+    },
+    Warning {
+        text: String,
+    },
 }
 
 impl LiveError {
@@ -36,7 +50,14 @@ impl LiveError {
             LiveError::Uncertain { recipients, reason } => {
                 fill(w.live_err_uncertain, &[("n", &count(*recipients)), ("reason", reason)])
             }
-            LiveError::BudgetReached { limit } => fill(w.live_err_budget, &[("won", &crate::text::won(*limit))]),
+            LiveError::BudgetReached { limit, month } => fill(
+                if *month {
+                    w.live_err_month_limit
+                } else {
+                    w.live_err_budget
+                },
+                &[("won", &crate::text::won(*limit))],
+            ),
             LiveError::Warning { text } => text.clone(),
         }
     }
@@ -90,6 +111,8 @@ pub struct Reading<'a> {
     /// Newest first.
     pub errors: &'a [LiveError],
     pub waiting: Option<String>,
+    /// Why it is paused, while it is.
+    pub paused: Option<&'a crate::engine::events::PauseCause>,
     /// How it ended, as [`end_text`] (or the run's record) says it.
     pub finished: Option<String>,
     pub points: &'a [RatePoint],
@@ -137,6 +160,7 @@ impl Reading<'_> {
             spend: spend_text(charged, budget),
             errors: self.errors.iter().map(|error| error.text(w)).collect(),
             waiting: self.waiting.clone(),
+            paused_why: self.paused.and_then(|cause| paused_words(w, cause)),
             finished: self.finished.as_deref().map(|end| end_words(w, end)),
             stack: live_chart::stack_svg(
                 w,
@@ -180,11 +204,37 @@ pub struct LiveView {
     pub spend: String,
     pub errors: Vec<String>,
     pub waiting: Option<String>,
+    /// Why the run paused itself, and what to do (a person's own pause needs no words).
+    pub paused_why: Option<String>,
     pub finished: Option<String>,
     /// The answers so far as a stacked bar (SVG).
     pub stack: String,
     /// Messages per second over time (SVG).
     pub chart: String,
+}
+
+/// Why a run paused, in the page's words; `None` when a person paused it.
+pub fn paused_words(w: &Words, cause: &crate::engine::events::PauseCause) -> Option<String> {
+    use crate::engine::events::PauseCause;
+    match cause {
+        PauseCause::Asked => None,
+        PauseCause::QuietHours { window, until, .. } => Some(fill(
+            w.live_paused_quiet_hours,
+            &[("window", window), ("until", &crate::campaign::quiet::wall_time(until))],
+        )),
+        PauseCause::Failing {
+            percent,
+            window,
+            failed,
+        } => Some(fill(
+            w.live_paused_failing,
+            &[
+                ("failed", &crate::text::count(*failed)),
+                ("window", &crate::text::count(u64::from(*window))),
+                ("percent", &percent.to_string()),
+            ],
+        )),
+    }
 }
 
 /// A phase (`sending`, `paused`…) in the page's words.
@@ -213,7 +263,13 @@ pub fn end_text(end: &RunEnd) -> String {
     match end {
         RunEnd::Complete => EN.live_end_complete.into(),
         RunEnd::Stopped => EN.live_end_stopped.into(),
-        RunEnd::BudgetReached(reached) => fill(EN.live_end_budget, &[("won", &crate::text::won(reached.limit))]),
+        RunEnd::BudgetReached(reached) => fill(
+            match reached.scope {
+                BudgetScope::Run => EN.live_end_budget,
+                BudgetScope::Month => EN.live_end_month_limit,
+            },
+            &[("won", &crate::text::won(reached.limit))],
+        ),
         RunEnd::Failed(reason) => fill(EN.live_end_failed, &[("reason", &crate::phone::mask_phones(reason))]),
     }
 }
@@ -222,6 +278,22 @@ pub fn end_text(end: &RunEnd) -> String {
 mod tests {
     use super::*;
     use crate::console::words::KO;
+
+    #[test]
+    fn a_run_stopped_by_the_months_limit_says_so_in_the_pages_language() {
+        let reached = crate::engine::budget::BudgetReached {
+            limit: 200_000,
+            charged: 199_000,
+            reserved: 0,
+            next_chunk: 1_600,
+            scope: BudgetScope::Month,
+        };
+        let end = end_text(&RunEnd::BudgetReached(reached));
+        assert_eq!(
+            end_words(&KO, &end),
+            fill(KO.live_end_month_limit, &[("won", "₩200,000")])
+        );
+    }
 
     #[test]
     fn a_kept_end_reads_in_the_pages_language() {

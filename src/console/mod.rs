@@ -20,6 +20,8 @@ mod headers;
 mod jobs;
 mod live_chart;
 mod live_view;
+mod month;
+pub mod notify;
 mod opt_outs;
 mod pages;
 mod phone_view;
@@ -105,6 +107,10 @@ pub struct Console {
     pub max_unpacked: u64,
     pub two_person: bool,
     pub collect: crate::engine::collect::CollectOptions,
+    /// The month's limit and the ledger every run of it is part of.
+    pub months: month::Months,
+    /// Notices queued for the administrators' channels.
+    pub notices: notify::Notices,
 }
 
 pub type Shared = Arc<Console>;
@@ -190,7 +196,11 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
             }
         ),
     };
+    // Every run's spend, from its checkpoint, before any run starts again.
+    let months = month::Months::rebuild(&store, &workspace).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     let console = Arc::new(Console {
+        months,
+        notices: notify::Notices::default(),
         store,
         workspace,
         hosts: guard::served_hosts(address, options.public_url.as_deref()),
@@ -209,6 +219,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         two_person: options.two_person,
         collect: options.collect.clone(),
     });
+    notify::spawn(&console);
     let interrupted = runner::mark_interrupted(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     let first_link = first_admin(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     if options.demo {

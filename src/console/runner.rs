@@ -33,6 +33,8 @@ pub struct Board {
     finished: Mutex<Option<String>>,
     /// Woken on every change the page shows.
     pub changed: tokio::sync::watch::Sender<u64>,
+    /// Who hears that the run paused itself: the console (weakly) and the campaign (id, name).
+    pauses_told_to: Option<(std::sync::Weak<super::Console>, String, String)>,
 }
 
 impl Board {
@@ -46,6 +48,27 @@ impl Board {
             history: Mutex::new(RateHistory::default()),
             finished: Mutex::new(None),
             changed: tokio::sync::watch::channel(0).0,
+            pauses_told_to: None,
+        }
+    }
+
+    /// The run's own pauses (its failures, quiet hours) are told to the console's channels; a
+    /// person's pause is told where the person pressed it.
+    fn telling_pauses(self, console: &Shared, id: &str, name: &str) -> Board {
+        Board {
+            pauses_told_to: Some((Arc::downgrade(console), id.to_string(), name.to_string())),
+            ..self
+        }
+    }
+
+    fn tell_pause(&self, cause: &crate::engine::events::PauseCause) {
+        let Some((console, id, name)) = &self.pauses_told_to else {
+            return;
+        };
+        let Some(console) = console.upgrade() else { return };
+        let w: &Words = console.lang.unwrap_or(&EN);
+        if let Some(why) = super::live_view::paused_words(w, cause) {
+            console.notify(super::notify::NoticeKind::Paused, Some((id, name)), "console", &why);
         }
     }
 
@@ -129,6 +152,7 @@ impl Board {
             )
         });
         let reading = Reading {
+            paused: snapshot.paused.as_ref(),
             phase,
             status,
             rate,
@@ -168,6 +192,7 @@ impl Sink for Board {
         let masked = |text: &str| crate::phone::mask_phones(text).into_owned();
         match event {
             Event::Started { .. } => *self.waiting.lock() = None,
+            Event::Paused(cause) => self.tell_pause(cause),
             Event::Waiting { start_at, seconds_left } => {
                 *self.waiting.lock() = Some((start_at.clone(), *seconds_left));
             }
@@ -188,7 +213,10 @@ impl Sink for Board {
             }
             Event::Warning { text } => self.note_error(LiveError::Warning { text: masked(text) }),
             Event::BudgetReached(reached) => {
-                self.note_error(LiveError::BudgetReached { limit: reached.limit });
+                self.note_error(LiveError::BudgetReached {
+                    limit: reached.limit,
+                    month: reached.scope == crate::engine::budget::BudgetScope::Month,
+                });
             }
             Event::Finished { end, .. } => {
                 self.sample(true);
@@ -222,16 +250,27 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
     let id = record.id.clone();
     let run_dir = console.workspace.run_dir(&id);
     let campaign = super::compose::load(&console.workspace, &id)?;
+    // The month the run started in: a resume counts there too.
+    let ledger = console.months.ledger(&super::month::month_of(
+        &record
+            .run
+            .as_ref()
+            .map(|run| run.started_at.clone())
+            .unwrap_or_else(super::campaigns::now_text),
+    ));
     let active = Arc::new(ActiveRun {
         control: Control::new(),
         // A resumed run starts with the errors its earlier run left.
-        board: Arc::new(Board::new(
-            record
-                .run
-                .as_ref()
-                .map(|run| run.live.errors.clone())
-                .unwrap_or_default(),
-        )),
+        board: Arc::new(
+            Board::new(
+                record
+                    .run
+                    .as_ref()
+                    .map(|run| run.live.errors.clone())
+                    .unwrap_or_default(),
+            )
+            .telling_pauses(console, &record.id, &record.name),
+        ),
     });
     let (task_console, task_id, task_run) = (console.clone(), id.clone(), active.clone());
     super::jobs::spawn(console, &id, Kind::Run, active.control.clone(), active, async move {
@@ -242,6 +281,7 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
                 let options = RunOptions {
                     out: Some(run_dir.clone()),
                     start_at,
+                    ledger: Some(ledger),
                     ..RunOptions::default()
                 };
                 engine::run(campaign, options, &active.control, events).await
@@ -251,6 +291,7 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
                 while_held(|| {
                     let options = RunOptions {
                         resend_uncertain,
+                        ledger: Some(ledger.clone()),
                         ..RunOptions::default()
                     };
                     engine::resume(&run_dir, options, &active.control, events.clone())
@@ -323,6 +364,40 @@ async fn finish(
         record.touch("console");
         console.store.put_campaign(id, &record)?;
         console.store.audit("console", "run ended", Some(id), &end)?;
+        if state != State::Approved {
+            let w: &Words = console.lang.unwrap_or(&EN);
+            let figures_text = figures
+                .map(|figures| {
+                    fill(
+                        w.notice_figures,
+                        &[
+                            ("sent", &crate::text::count(figures.sent)),
+                            ("charged", &crate::text::won_opt(figures.charged)),
+                        ],
+                    )
+                })
+                .unwrap_or_default();
+            console.notify(
+                super::notify::NoticeKind::Finished,
+                Some((id, &record.name)),
+                "console",
+                &format!("{} · {figures_text}", super::words::ends::end_words(w, &end)),
+            );
+        }
+        if let Some(run) = &record.run {
+            let month = super::month::month_of(&run.started_at);
+            for percent in console.months.newly_reached(&console.store, &month)? {
+                console
+                    .store
+                    .audit("console", "month threshold", None, &format!("{month} {percent} %"))?;
+                console.notify(
+                    super::notify::NoticeKind::MonthThreshold,
+                    None,
+                    "console",
+                    &format!("{month} {percent} %"),
+                );
+            }
+        }
     }
     if recorded {
         write_report(console, id).await?;
@@ -451,6 +526,12 @@ pub fn mark_interrupted(console: &Console) -> Result<usize, ConsoleError> {
             console
                 .store
                 .audit("console", "interrupted", Some(&record.id), EN.live_end_interrupted)?;
+            console.notify(
+                super::notify::NoticeKind::Interrupted,
+                Some((&record.id, &record.name)),
+                "console",
+                console.lang.unwrap_or(&EN).live_end_interrupted,
+            );
             marked += 1;
         }
     }

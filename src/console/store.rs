@@ -110,6 +110,7 @@ const AUDIT: &str = "audit";
 const OPT_OUTS: &str = "opt_outs";
 /// The snapshot of each campaign's last approval (`approval::Snapshot`), kept when a change voids it.
 const APPROVALS: &str = "approvals";
+const WORKSPACE: &str = "workspace";
 
 /// `console.db`: one sled database with a tree per kind of record, values as JSON.
 #[derive(Clone)]
@@ -291,6 +292,15 @@ impl Store {
 
     pub fn put_opt_outs(&self, numbers: &[String]) -> Result<(), ConsoleError> {
         self.put(OPT_OUTS, "numbers", &numbers)
+    }
+
+    /// A workspace setting an administrator made (the monthly limit), by its name.
+    pub fn setting<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ConsoleError> {
+        self.get(WORKSPACE, name)
+    }
+
+    pub fn put_setting<T: Serialize>(&self, name: &str, value: &T) -> Result<(), ConsoleError> {
+        self.put(WORKSPACE, name, value)
     }
 
     /// What the campaign's last approval approved, if it was ever approved.

@@ -130,6 +130,15 @@ pub async fn take<T>(
             record.touch(by);
             console.store.put_campaign(id, &record)?;
             console.store.audit(by, rule.action, Some(id), &detail)?;
+            let told = match step {
+                Step::Submit => Some(super::notify::NoticeKind::ApprovalRequested),
+                Step::Approve => Some(super::notify::NoticeKind::Approved),
+                Step::Start | Step::Resume => Some(super::notify::NoticeKind::Started),
+                Step::Edit | Step::Check => None,
+            };
+            if let Some(kind) = told {
+                console.notify(kind, Some((id, &record.name)), by, &detail);
+            }
             Ok((then, record))
         }
     }

@@ -140,9 +140,13 @@ pub(super) async fn send_all(start: Start<'_>) -> Result<(RunReport, Checkpoint)
         checkpoint,
         campaign.clone(),
         session.client.clone(),
-        controls.clone(),
+        control.clone(),
         events.clone(),
-        Budget::new(limit, spend),
+        match &options.ledger {
+            // Without prices nothing is charged, so nothing counts in the ledger.
+            Some(ledger) if pricer.is_some() => Budget::new(limit, spend).within(ledger.clone()),
+            _ => Budget::new(limit, spend),
+        },
         pricer,
     );
     let shared = senders.shared.clone();
@@ -159,7 +163,7 @@ pub(super) async fn send_all(start: Start<'_>) -> Result<(RunReport, Checkpoint)
         // The gate: not paused, outside quiet hours, a request free and the rate's tokens; a
         // pause that comes while this chunk waits holds it back again.
         let permit = loop {
-            if shared.failed() || !until_running(&mut controls, events.as_ref()).await {
+            if shared.failed() || !until_running(&mut controls, events.as_ref(), &shared).await {
                 break 'chunks;
             }
             if let Some(window) = window {
@@ -357,8 +361,9 @@ async fn reserve(
 }
 
 /// Holds the dispatcher while the run is paused; false once it is stopped. The pause is told
-/// here, where no chunk can pass any more: every chunk dispatched before it is already counted.
-async fn until_running(controls: &mut watch::Receiver<Controls>, events: &dyn Sink) -> bool {
+/// here, where no chunk can pass any more: every chunk dispatched before it is already counted;
+/// with why (asked, or the run's own failure pause).
+async fn until_running(controls: &mut watch::Receiver<Controls>, events: &dyn Sink, shared: &Shared) -> bool {
     let (paused, stopped) = {
         let now = controls.borrow();
         (now.paused, now.stopped)
@@ -369,12 +374,13 @@ async fn until_running(controls: &mut watch::Receiver<Controls>, events: &dyn Si
     if !paused {
         return true;
     }
-    events.event(&Event::Paused(PauseCause::Asked));
+    events.event(&Event::Paused(shared.pause_cause()));
     let running = match controls.wait_for(|controls| !controls.paused || controls.stopped).await {
         Ok(controls) => !controls.stopped,
         Err(_) => false,
     };
     if running {
+        shared.resumed();
         events.event(&Event::Resumed);
     }
     running

@@ -33,6 +33,9 @@ pub enum PauseCause {
         /// When sending goes on, RFC 3339 in Asia/Seoul.
         until: String,
     },
+    /// More than `percent` % of the last `window` answered recipients were not accepted
+    /// (`[send] pause_when_failing`): the run waits for a person to resume or stop it.
+    Failing { percent: u32, window: u32, failed: u64 },
 }
 
 /// One change of a run, in the order it happened.

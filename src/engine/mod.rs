@@ -6,6 +6,7 @@ pub mod collect;
 pub mod control;
 mod dispatch;
 pub mod events;
+mod failing;
 mod feed;
 pub mod known;
 mod pace;
@@ -63,6 +64,9 @@ pub struct RunOptions {
     pub rate: Option<f64>,
     /// Requests at once for this process (`--concurrency`); wins over the campaign's.
     pub concurrency: Option<usize>,
+    /// A ledger shared with other runs (the console's month) that this run's budget is part of:
+    /// it already counts what the run's checkpoint holds.
+    pub ledger: Option<std::sync::Arc<budget::Budget>>,
 }
 
 /// How a run ended.

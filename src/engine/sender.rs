@@ -30,6 +30,12 @@ pub(super) struct Shared {
     pub budget: Budget,
     /// `None` without `[prices]`: nothing is reserved or charged.
     pub pricer: Option<Pricer>,
+    /// The run's own pause, for `[send] pause_when_failing`.
+    pub control: super::Control,
+    /// `None` without `[send] pause_when_failing`.
+    failing: Option<Mutex<super::failing::FailureWatch>>,
+    /// Why the run paused itself, told when the dispatcher holds (an asked pause has none).
+    pause_cause: Mutex<Option<super::events::PauseCause>>,
 }
 
 impl Shared {
@@ -38,6 +44,36 @@ impl Shared {
     }
     pub fn failed(&self) -> bool {
         self.fatal.lock().expect("fatal lock").is_some()
+    }
+
+    /// Notes a chunk's answers against `[send] pause_when_failing`; pauses the run when they
+    /// pass it. A recipient the service did not take counts as failed unless a fallback follows.
+    fn note_failures(&self, lane: crate::campaign::Lane, results: &[RecipientResult]) {
+        let Some(watch) = &self.failing else { return };
+        let failures = results
+            .iter()
+            .map(|result| !result.accepted && !crate::plan::billing::fallback_follows(lane, &result.status));
+        let cause = watch.lock().expect("failure watch lock").answered(failures);
+        if let Some(cause) = cause {
+            *self.pause_cause.lock().expect("pause cause lock") = Some(cause);
+            self.control.pause();
+        }
+    }
+
+    /// Why the run holds now: the run's own reason, else a person asked.
+    pub fn pause_cause(&self) -> super::events::PauseCause {
+        self.pause_cause
+            .lock()
+            .expect("pause cause lock")
+            .take()
+            .unwrap_or(super::events::PauseCause::Asked)
+    }
+
+    /// A person resumed: the failures that paused the run are not counted again.
+    pub fn resumed(&self) {
+        if let Some(watch) = &self.failing {
+            watch.lock().expect("failure watch lock").restart();
+        }
     }
 
     /// The worst case of a chunk, as the budget reserves it.
@@ -85,7 +121,7 @@ impl Senders {
         checkpoint: super::checkpoint::Checkpoint,
         campaign: Campaign,
         client: Client,
-        controls: watch::Receiver<Controls>,
+        control: super::Control,
         events: Arc<dyn Sink>,
         budget: Budget,
         pricer: Option<Pricer>,
@@ -96,15 +132,22 @@ impl Senders {
             let fatal = fatal.clone();
             std::thread::spawn(move || super::writer::writer_loop(checkpoint, writer_rx, fatal))
         };
+        let failing = campaign
+            .send
+            .pause_when_failing
+            .map(|rule| Mutex::new(super::failing::FailureWatch::new(rule)));
         let shared = Arc::new(Shared {
             campaign,
             client,
             writer: writer_tx,
             fatal,
-            controls,
+            controls: control.watch(),
             events,
             budget,
             pricer,
+            control,
+            failing,
+            pause_cause: Mutex::new(None),
         });
         Senders { shared, writer }
     }
@@ -253,6 +296,7 @@ pub(super) async fn send_chunk(
                                 }),
                             )
                         };
+                        shared.note_failures(chunk.key.lane, &results);
                         shared.events.event(&Event::Answered {
                             key: chunk.key,
                             recipients: count,

@@ -17,6 +17,42 @@ const LISTENING: &str = "sandbox listening on http://";
 /// Longest wait for a child's line or its end: only a hung child ever reaches it.
 pub const LIMIT: Duration = Duration::from_secs(60);
 
+/// `msgbatch status RUN_DIR --json` as it prints it (the command exits 0).
+pub fn status_json(status: Command) -> serde_json::Value {
+    let finished = Running::spawn(status, "msgbatch status --json").finish();
+    finished.expect_code(0);
+    serde_json::from_str(&finished.stdout).unwrap_or_else(|e| panic!("status --json ({e}): {}", finished.stdout))
+}
+
+/// Polls `status` until `wanted` holds of it (bounded by [`LIMIT`]); that status.
+pub fn status_until(
+    status: impl Fn() -> serde_json::Value,
+    what: &str,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let seen = status();
+        if wanted(&seen) {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "status never showed {what}: {seen}");
+    }
+}
+
+/// `msgbatch ARGS` in `dir` as an operator runs it: nothing from the test's environment but the
+/// demo key and the clock (Seoul time `clock`, so that quiet hours do not depend on when tests run).
+pub fn msgbatch(dir: &Path, clock: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .env_clear()
+        .env("MSGBATCH_API_KEY", API_KEY)
+        .env("MSGBATCH_CLOCK", clock)
+        .current_dir(dir)
+        .args(args);
+    command
+}
+
 // ---------------------------------------------------------------------------------------------
 // Child processes.
 

@@ -5,6 +5,7 @@ pub mod child;
 pub mod console;
 pub mod korean;
 pub mod process;
+pub mod serve;
 
 use msgbatch::client::{ApiKey, Client, ClientConfig, SandboxAdmin};
 use msgbatch::sandbox::{Accounts, SandboxHandle};

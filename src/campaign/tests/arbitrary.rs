@@ -58,6 +58,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "quiet_hours",
             "timeout_secs",
             "max_attempts",
+            "pause_when_failing",
         ],
     ),
     ("output", &["dir"]),

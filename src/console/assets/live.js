@@ -44,7 +44,9 @@
       set(name, figure(view[name]));
       set(name + "_figure", figure(view[name]));
     });
-    ["rate", "pace", "time_left", "spend", "waiting"].forEach(function (name) { set(name, view[name]); });
+    ["rate", "pace", "time_left", "spend", "waiting", "paused_why"].forEach(function (name) { set(name, view[name]); });
+    var pausedWhy = document.getElementById("live-paused-why");
+    if (pausedWhy) pausedWhy.hidden = !view.paused_why;
     // A scheduled start's line shows while the run waits (the first "waiting" may come after the page).
     var waitingLine = document.getElementById("live-waiting");
     if (waitingLine) waitingLine.hidden = !view.waiting;

@@ -50,6 +50,8 @@ struct ListPage {
     filter: String,
     states: Vec<&'static str>,
     can_edit: bool,
+    /// This month against the workspace's limit.
+    m: super::month::MonthView,
 }
 
 #[derive(Deserialize)]
@@ -99,6 +101,7 @@ pub async fn list(
         rows,
         filter: query.state,
         states,
+        m: super::month::MonthView::of(&console),
     })
 }
 

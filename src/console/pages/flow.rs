@@ -374,6 +374,10 @@ pub async fn approve(
         if console.two_person && record.is_own(by) {
             return Err(ConsoleError::forbidden(|w| w.refuse_own_approval, vec![]));
         }
+        // The month's limit binds every run: approving what cannot fit in it is refused.
+        console
+            .months
+            .refuse_over_left(record.check.as_ref().and_then(|check| check.estimate))?;
         // What the approver approves, kept apart from the record (a change voids the approval,
         // and the next approver is shown what changed since); its fingerprint of the files is the
         // one the approval binds, each file read once.
@@ -486,6 +490,7 @@ pub async fn start(
                 ],
             ));
         }
+        console.months.refuse_over_left(approval.estimate)?;
         // Advertising under `enforce` does not start now inside quiet hours: the campaign's page
         // says until when, and offers that time as a scheduled start.
         if start_at.is_none() {

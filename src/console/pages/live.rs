@@ -54,6 +54,7 @@ fn view_of(console: &Shared, record: &CampaignRecord, w: &Words) -> Option<(Live
         time_left: "–".into(),
         errors: &kept.errors,
         waiting: None,
+        paused: None,
         finished: record.run.as_ref().and_then(|run| run.end.clone()),
         points: &kept.rate,
     };
@@ -152,6 +153,12 @@ pub async fn control(
     let detail = match posted.form.action.as_str() {
         "pause" => {
             run.control.pause();
+            console.notify(
+                crate::console::notify::NoticeKind::Paused,
+                Some((&id, &record.name)),
+                &signed.user.name,
+                "",
+            );
             String::new()
         }
         "resume" => {

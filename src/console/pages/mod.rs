@@ -5,6 +5,8 @@ mod composer;
 mod connections;
 mod flow;
 mod live;
+pub mod month;
+mod notifications;
 mod opt_outs;
 mod people;
 mod results;
@@ -95,6 +97,9 @@ pub fn router(console: Shared) -> Router {
         .route("/connections", get(connections::page).post(connections::save))
         .route("/statement", get(statement::page))
         .route("/statement/{month}/{name}", get(statement::download))
+        .route("/month", get(month::page).post(month::set))
+        .route("/notifications", get(notifications::page).post(notifications::add))
+        .route("/notifications/{id}/remove", post(notifications::remove))
         .route("/opt-outs", get(opt_outs::page))
         .route("/opt-outs/add", post(opt_outs::add))
         .route("/opt-outs/remove", post(opt_outs::remove))

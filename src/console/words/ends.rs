@@ -18,6 +18,7 @@ pub fn end_words(w: &Words, end: &str) -> String {
         (EN.live_end_error, w.live_end_error, "reason"),
         (EN.live_end_not_started, w.live_end_not_started, "reason"),
         (EN.live_end_budget, w.live_end_budget, "won"),
+        (EN.live_end_month_limit, w.live_end_month_limit, "won"),
     ];
     for (english, word, hole) in with_hole {
         let marker = format!("{{{hole}}}");
