@@ -66,7 +66,7 @@ def send(watched):
         status, _, body = call(f"/campaigns/{cid}/{step}", {"csrf": csrf})
         assert status == 303, (step, status, body[:300])
     _, _, check = call(f"/campaigns/{cid}/check")
-    valid = int(re.search(r"= valid (\d+)", check).group(1))
+    valid = int(re.search(r"= valid ([\d,]+)", check).group(1).replace(",", ""))
     stop = threading.Event()
     gaps = []
     def watch():
