@@ -26,11 +26,12 @@
 
 use super::parquet_types::{day_text, duration_text, float_text, seoul_wall_clock_text, time_text};
 use super::sheet_markup::{self, Area};
+use super::xls_biff;
 use super::{locate, sheet_row, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable};
 use crate::campaign::InputFormat;
 use calamine::{
     open_workbook_from_rs, CellType, Data, Dimensions, ExcelDateTime, Ods, Range, Reader, SheetType, SheetVisible,
-    Sheets, Xls, Xlsx,
+    Sheets, Xls, XlsOptions, Xlsx,
 };
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use std::collections::HashSet;
@@ -38,6 +39,9 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::ops::RangeInclusive;
 use std::path::Path;
+
+/// Windows' number for UTF-16LE, the code page of every BIFF8 text.
+const UTF_16_CODE_PAGE: u16 = 1200;
 
 /// Why a cell has no text.
 #[derive(Debug, Clone, PartialEq)]
@@ -274,7 +278,14 @@ fn load(
 ) -> Result<(String, Grid), LoadError> {
     let mut workbook = match format {
         InputFormat::Xlsx => Sheets::Xlsx(open_workbook_from_rs::<Xlsx<_>, _>(file).map_err(calamine::Error::Xlsx)?),
-        InputFormat::Xls => Sheets::Xls(open_workbook_from_rs::<Xls<_>, _>(file).map_err(calamine::Error::Xls)?),
+        InputFormat::Xls => {
+            // A BIFF8 workbook's texts are UTF-16 whatever its CODEPAGE record says (`xls_biff`).
+            let mut options = XlsOptions::default();
+            if xls_biff::is_biff8(path) == Some(true) {
+                options.force_codepage = Some(UTF_16_CODE_PAGE);
+            }
+            Sheets::Xls(Xls::new_with_options(file, options).map_err(calamine::Error::Xls)?)
+        }
         InputFormat::Ods => Sheets::Ods(open_workbook_from_rs::<Ods<_>, _>(file).map_err(calamine::Error::Ods)?),
         InputFormat::Csv | InputFormat::Parquet => unreachable!("not a spreadsheet format"),
     };

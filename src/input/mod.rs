@@ -11,6 +11,7 @@ mod decode;
 mod excel_source;
 mod ordered;
 mod parquet_footer;
+mod parquet_mend;
 mod parquet_source;
 mod parquet_types;
 pub mod phone_set;
@@ -19,6 +20,7 @@ mod raw_record;
 mod record_window;
 mod sheet_markup;
 mod thrift_compact;
+mod xls_biff;
 
 use crate::campaign::{Encoding, InputFormat};
 pub use csv_blocks::BlockedCsv;

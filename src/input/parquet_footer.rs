@@ -6,6 +6,7 @@
 //! of that list. Leaving a top-level column out means leaving out its elements, its chunks in
 //! every row group and its column orders; what is left is written back and read by polars.
 
+use super::parquet_mend;
 use super::thrift_compact::{self, Field, Value};
 use polars::prelude::FileMetadata;
 use std::collections::BTreeSet;
@@ -204,6 +205,7 @@ impl Footer {
                         // they would name other columns; polars reads them only to mark a column
                         // sorted, which nothing here asks.
                         group.retain(|f| f.id != id::SORTING_COLUMNS);
+                        parquet_mend::mend_row_group(group);
                         let chunks = group.iter_mut().find(|f| f.id == id::COLUMNS);
                         let Some(Field {
                             value: Value::List { items: chunks, .. },
@@ -221,6 +223,11 @@ impl Footer {
                         }
                         let mut leaf = kept_leaf.iter();
                         chunks.retain(|_| *leaf.next().expect("as many as the leaves"));
+                        for chunk in chunks.iter_mut() {
+                            if let Some(mended) = parquet_mend::mended_chunk(chunk) {
+                                *chunk = mended;
+                            }
+                        }
                     }
                 }
                 (id::COLUMN_ORDERS, Value::List { items, .. }) if items.len() == leaf_count => {
