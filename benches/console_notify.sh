@@ -18,10 +18,7 @@ bash benches/scale.sh "$rows" data >/dev/null
 csv="$dir/recipients-realistic-$rows.csv"
 work=$(mktemp -d)
 trap 'kill $serve_pid $sandbox_pid 2>/dev/null || true; rm -rf "$work"' EXIT
-"$bin" sandbox --listen 127.0.0.1:0 2>"$work/sandbox.log" &
-sandbox_pid=$!
-for _ in $(seq 1 100); do grep -q '^sandbox listening on' "$work/sandbox.log" && break; sleep 0.1; done
-addr=$(sed -n 's|^sandbox listening on http://||p' "$work/sandbox.log")
+source benches/console_sandbox.sh
 # The workspace's connection, as an administrator with shell access writes it; the key from the
 # server's environment.
 mkdir -p "$work/ws"
@@ -51,7 +48,7 @@ until grep -q "Ctrl-C stops it." "$work/serve.out"; do sleep 0.1; done
 python3 - "$work" "$csv" <<'PY'
 import http.server, re, subprocess, sys, threading, time
 sys.path.insert(0, "benches")
-from console_session import Session
+from console_session import Session, approved_campaign
 work, csv = sys.argv[1], sys.argv[2]
 person = Session(f"{work}/serve.out")
 base, cookie, csrf, call = person.base, person.cookie, person.csrf, person.call
@@ -77,15 +74,7 @@ for kind in ("hang", "fail"):
     urls.append(f"http://127.0.0.1:{server.server_address[1]}/hook")
 
 def send(name):
-    located = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", "-b", cookie,
-        "-F", f"csrf={csrf}", "-F", f"name={name}", "-F", f"campaign_file=@{work}/campaign.toml",
-        "-F", f"recipients=@{csv};filename=recipients.csv", base + "/campaigns"], capture_output=True, text=True).stdout
-    cid = located.rstrip("/").split("/campaigns/")[1].split("/")[0]
-    for step in ("check", "submit", "approve"):
-        status, _, body = call(f"/campaigns/{cid}/{step}", {"csrf": csrf})
-        assert status == 303, (step, status, body[:300])
-    _, _, check = call(f"/campaigns/{cid}/check")
-    valid = int(re.search(r"= valid ([\d,]+)", check).group(1).replace(",", ""))
+    cid, valid = approved_campaign(person, work, csv, name)
     start = time.monotonic()
     status, _, body = call(f"/campaigns/{cid}/start", {"csrf": csrf, "amount": str(valid)})
     assert status == 303, (status, body[:300])

@@ -36,6 +36,23 @@ class Session:
             return error.code, error.headers, error.read().decode()
 
 
+def approved_campaign(session, work, csv, name):
+    """A campaign of `work`/campaign.toml and `csv` uploaded, checked, submitted and approved by
+    the one person (serve --allow-self-approval); its id and its number of valid recipients."""
+    import re, subprocess
+    located = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", "-b", session.cookie,
+        "-F", f"csrf={session.csrf}", "-F", f"name={name}", "-F", f"campaign_file=@{work}/campaign.toml",
+        "-F", f"recipients=@{csv};filename=recipients.csv", session.base + "/campaigns"],
+        capture_output=True, text=True).stdout
+    cid = located.rstrip("/").split("/campaigns/")[1].split("/")[0]
+    for step in ("check", "submit", "approve"):
+        status, _, body = session.call(f"/campaigns/{cid}/{step}", {"csrf": session.csrf})
+        assert status == 303, (step, status, body[:300])
+    _, _, check = session.call(f"/campaigns/{cid}/check")
+    valid = int(re.search(r"= valid ([\d,]+)", check).group(1).replace(",", ""))
+    return cid, valid
+
+
 def cpu(pid):
     """User + system CPU seconds of a process so far."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()

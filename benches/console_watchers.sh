@@ -21,10 +21,7 @@ bash benches/scale.sh "$rows" data >/dev/null
 csv="$dir/recipients-realistic-$rows.csv"
 work=$(mktemp -d)
 trap 'kill $serve_pid $sandbox_pid 2>/dev/null || true; rm -rf "$work"' EXIT
-"$bin" sandbox --listen 127.0.0.1:0 2>"$work/sandbox.log" &
-sandbox_pid=$!
-for _ in $(seq 1 100); do grep -q '^sandbox listening on' "$work/sandbox.log" && break; sleep 0.1; done
-addr=$(sed -n 's|^sandbox listening on http://||p' "$work/sandbox.log")
+source benches/console_sandbox.sh
 printf 'sbx-demo-key' >"$work/key"
 chmod 600 "$work/key"
 cat >"$work/campaign.toml" <<TOML
@@ -52,21 +49,13 @@ until grep -q "Ctrl-C stops it." "$work/serve.out"; do sleep 0.1; done
 python3 - "$work" "$csv" "$serve_pid" "$watchers" <<'PY'
 import re, subprocess, sys, threading, time, urllib.request
 sys.path.insert(0, "benches")
-from console_session import Session, cpu
+from console_session import Session, approved_campaign, cpu
 work, csv, pid, watchers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 person = Session(f"{work}/serve.out")
 base, cookie, csrf, call = person.base, person.cookie, person.csrf, person.call
 
 def send(watched):
-    located = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", "-b", cookie,
-        "-F", f"csrf={csrf}", "-F", "name=watched", "-F", f"campaign_file=@{work}/campaign.toml",
-        "-F", f"recipients=@{csv};filename=recipients.csv", base + "/campaigns"], capture_output=True, text=True).stdout
-    cid = located.rstrip("/").split("/campaigns/")[1].split("/")[0]
-    for step in ("check", "submit", "approve"):
-        status, _, body = call(f"/campaigns/{cid}/{step}", {"csrf": csrf})
-        assert status == 303, (step, status, body[:300])
-    _, _, check = call(f"/campaigns/{cid}/check")
-    valid = int(re.search(r"= valid ([\d,]+)", check).group(1).replace(",", ""))
+    cid, valid = approved_campaign(person, work, csv, "watched")
     stop = threading.Event()
     gaps = []
     def watch():
