@@ -100,7 +100,27 @@ impl Visitor for Recorder {
     }
 }
 
-fn campaign(dir: &Path, chunk_size: usize, suppressed: &[String]) -> Campaign {
+/// The frequency cap's list as the console writes it, holding back `numbers` (those that are mobile numbers).
+fn write_capped(path: &Path, numbers: &BTreeSet<String>) {
+    use msgbatch::plan::capped::{number_key, CapMark, CapRule, CappedNumber, CappedWriter};
+    let mut writer = CappedWriter::new(
+        std::fs::File::create(path).unwrap(),
+        CapRule::new(1, 7).unwrap(),
+        20_000,
+    )
+    .unwrap();
+    let keys: BTreeSet<u64> = numbers.iter().filter_map(|number| number_key(number)).collect();
+    for key in keys {
+        let mark = CapMark {
+            last_sent: 20_000,
+            sends: 1,
+        };
+        writer.push(CappedNumber { key, mark }).unwrap();
+    }
+    writer.finish().unwrap();
+}
+
+fn campaign(dir: &Path, chunk_size: usize, suppressed: &[String], capped: &BTreeSet<String>) -> Campaign {
     let suppression = if suppressed.is_empty() {
         String::new()
     } else {
@@ -112,18 +132,29 @@ fn campaign(dir: &Path, chunk_size: usize, suppressed: &[String]) -> Campaign {
         std::fs::write(dir.join("optout.csv"), list).unwrap();
         "suppression = \"optout.csv\"\n".to_string()
     };
+    // With a frequency cap's list, the campaign advertises (the list applies to nothing else).
+    let (advertising, cap) = if capped.is_empty() {
+        ("", "")
+    } else {
+        write_capped(&dir.join("capped.bin"), capped);
+        ("advertising = true\n", "frequency_capped = \"capped.bin\"\n")
+    };
     let text = format!(
-        "kind = \"sms\"\n[credentials]\ngroup_id = \"demo\"\n[message]\nservice = 3001\ntext = \"[데모몰] #{{name}}님 쿠폰 도착\"\ncallback_no = \"0212345678\"\n[recipients]\npath = \"people.csv\"\nname = \"name\"\n{suppression}[send]\nchunk_size = {chunk_size}\n"
+        "kind = \"sms\"\n[credentials]\ngroup_id = \"demo\"\n[message]\nservice = 3001\ntext = \"[데모몰] #{{name}}님 쿠폰 도착\"\ncallback_no = \"0212345678\"\n{advertising}[recipients]\npath = \"people.csv\"\nname = \"name\"\n{suppression}{cap}[send]\nchunk_size = {chunk_size}\n"
     );
     let path = dir.join("campaign.toml");
     std::fs::write(&path, &text).unwrap();
     Campaign::load(&path).unwrap()
 }
 
-fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result<(), TestCaseError> {
+fn check(records: &[Record], suppressed: &[String], capped: &[String], chunk_size: usize) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     write_csv(&dir.path().join("people.csv"), records);
-    let campaign = campaign(dir.path(), chunk_size, suppressed);
+    let capped: BTreeSet<String> = capped
+        .iter()
+        .filter_map(|n| phone::normalize(n).ok().map(String::from))
+        .collect();
+    let campaign = campaign(dir.path(), chunk_size, suppressed, &capped);
     let mut recorder = Recorder::default();
     let scan = plan::walk(&campaign, &mut recorder).map_err(|e| TestCaseError::fail(e.to_string()))?;
 
@@ -154,12 +185,21 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
                 }
             }
             Fate::Suppressed | Fate::Duplicate => prop_assert!(planned.chunk.is_none()),
+            Fate::Capped(_) => {
+                prop_assert!(planned.chunk.is_none());
+                prop_assert!(!capped.is_empty(), "row {row} capped without a list");
+            }
             Fate::Valid(recipient) => {
                 prop_assert!(!matches!(records[row as usize - 2], Record::Ragged(_)), "row {row}");
                 prop_assert!(sent.insert(recipient.phone.clone()), "{} sent twice", recipient.phone);
                 prop_assert!(
                     !listed.contains(recipient.phone.as_str()),
                     "{} is on the list",
+                    recipient.phone
+                );
+                prop_assert!(
+                    !capped.contains(recipient.phone.as_str()),
+                    "{} is held back by the cap",
                     recipient.phone
                 );
                 let slot = planned.chunk.expect("a valid row has a chunk slot");
@@ -175,7 +215,7 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
     let placed: BTreeMap<ChunkKey, u32> = slots.iter().map(|(k, s)| (*k, s.len() as u32)).collect();
     prop_assert_eq!(closed, placed);
 
-    // rejects.csv holds exactly the rejected rows, each with a reason.
+    // rejects.csv holds exactly the rejected rows and those the cap held back, each with a reason.
     let rejects = dir.path().join("rejects.csv");
     let again = plan::account(&campaign, &rejects, |_| {}, |_| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(&again, &scan);
@@ -192,7 +232,7 @@ fn check(records: &[Record], suppressed: &[String], chunk_size: usize) -> Result
     let expected: Vec<u64> = recorder
         .rows
         .iter()
-        .filter(|r| matches!(r.fate, Fate::Rejected(_)))
+        .filter(|r| matches!(r.fate, Fate::Rejected(_) | Fate::Capped(_)))
         .map(|r| r.row.row)
         .collect();
     prop_assert_eq!(rejected_rows, expected);
@@ -206,8 +246,9 @@ proptest! {
     fn every_row_ends_in_exactly_one_bucket(
         records in prop::collection::vec(record(), 0..120),
         suppressed in prop::collection::vec(phone(), 0..6),
+        capped in prop::collection::vec(phone(), 0..6),
         chunk_size in 1usize..8,
     ) {
-        check(&records, &suppressed, chunk_size)?;
+        check(&records, &suppressed, &capped, chunk_size)?;
     }
 }

@@ -326,3 +326,56 @@ fn an_opt_out_list_changed_after_the_start_refuses_the_resume_until_it_is_as_it_
     let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(0, "resume");
     assert!(resumed.stdout.contains("sent 2"), "{}", resumed.show());
 }
+
+/// The frequency cap's list as the console writes it: `numbers`, each last sent on day 20,000.
+fn write_capped_list(path: &Path, numbers: &[&str]) {
+    use msgbatch::plan::capped::{number_key, CapMark, CapRule, CappedNumber, CappedWriter};
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = CappedWriter::new(file, CapRule::new(1, 7).unwrap(), 20_000).unwrap();
+    let mut keys: Vec<u64> = numbers.iter().map(|number| number_key(number).unwrap()).collect();
+    keys.sort_unstable();
+    for key in keys {
+        writer
+            .push(CappedNumber {
+                key,
+                mark: CapMark {
+                    last_sent: 20_000,
+                    sends: 1,
+                },
+            })
+            .unwrap();
+    }
+    writer.finish().unwrap();
+}
+
+#[test]
+fn a_frequency_cap_list_changed_after_the_start_refuses_the_resume_until_it_is_as_it_was() {
+    let (dir, campaign) = advertising_campaign_in_a_new_dir();
+    let settings = std::fs::read_to_string(&campaign).unwrap() + "frequency_capped = \"capped.bin\"\n";
+    std::fs::write(&campaign, settings).unwrap();
+    let capped = dir.path().join("capped.bin");
+    write_capped_list(&capped, &["01020001001"]);
+    let out = dir.path().join("run");
+    let (mut child, seen) = start_a_scheduled_run(dir.path(), &campaign, &out);
+    interrupt(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(3), "stderr: {seen:?}");
+
+    // The other recipient is sent an advertising message elsewhere while the run waits.
+    write_capped_list(&capped, &["01020001001", "01020001002"]);
+    let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(2, "refused");
+    assert!(
+        resumed.stderr.contains("frequency cap's list") && resumed.stderr.contains("start a new run"),
+        "{}",
+        resumed.show()
+    );
+    write_capped_list(&capped, &["01020001001"]);
+    let resumed = exec(msgbatch_at(dir.path(), DAYTIME), &["resume", path_str(&out)]).expect_code(0, "resume");
+    assert!(resumed.stdout.contains("sent 1"), "{}", resumed.show());
+    let status = exec(msgbatch_at(dir.path(), DAYTIME), &["status", path_str(&out), "--json"]).expect_code(0, "status");
+    let status: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(
+        (status["capped"].as_u64(), status["sent"].as_u64()),
+        (Some(1), Some(1)),
+        "{status}"
+    );
+}

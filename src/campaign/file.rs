@@ -126,6 +126,9 @@ pub(super) struct RecipientsFile {
     /// Numbers that refused advertising (column `phone`, or the only one): applied to an
     /// advertising campaign only, on top of `suppression`.
     pub opt_outs: Option<PathBuf>,
+    /// The numbers a workspace's frequency cap holds back (`msgbatch serve` writes it: see
+    /// `plan::capped`): applied to an advertising campaign only.
+    pub frequency_capped: Option<PathBuf>,
     pub drop_duplicates: Option<bool>,
 }
 

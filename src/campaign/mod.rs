@@ -195,6 +195,9 @@ pub struct Recipients {
     /// Numbers that refused advertising: the plan applies them only when the campaign
     /// advertises ([`Campaign::opt_outs_applied`]); a matched row is suppressed.
     pub opt_outs: Option<PathBuf>,
+    /// The numbers the workspace's frequency cap holds back, with their last send: applied when
+    /// the campaign advertises ([`Campaign::frequency_capped_applied`]).
+    pub frequency_capped: Option<PathBuf>,
     pub drop_duplicates: bool,
 }
 
@@ -344,6 +347,15 @@ impl Campaign {
     /// covers advertising; a notification goes to everyone it concerns).
     pub fn opt_outs_applied(&self) -> Option<&Path> {
         self.recipients.opt_outs.as_deref().filter(|_| self.is_advertising())
+    }
+
+    /// The frequency cap's list the plan applies: the campaign's, when it advertises
+    /// (notifications are neither counted nor capped).
+    pub fn frequency_capped_applied(&self) -> Option<&Path> {
+        self.recipients
+            .frequency_capped
+            .as_deref()
+            .filter(|_| self.is_advertising())
     }
 
     /// Whether quiet hours apply: advertising SMS/LMS and every brand message.

@@ -213,6 +213,7 @@ impl<'a> Validator<'a> {
             suppression: file.suppression.map(|p| self.resolve(&p)),
             suppression_column: file.suppression_column.unwrap_or_else(|| "phone".into()),
             opt_outs: file.opt_outs.map(|p| self.resolve(&p)),
+            frequency_capped: file.frequency_capped.map(|p| self.resolve(&p)),
             drop_duplicates: file.drop_duplicates.unwrap_or(true),
         })
     }

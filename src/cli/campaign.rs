@@ -100,6 +100,12 @@ pub fn validate(
         } else if campaign.recipients.opt_outs.is_some() {
             println!("  opt-out list not applied: the campaign does not advertise");
         }
+        if campaign.frequency_capped_applied().is_some() {
+            println!(
+                "capped     {} (frequency cap's list of {})",
+                scan.capped, scan.capped_entries
+            );
+        }
         if let Some(charge) = &scan.estimated_charge {
             let total: i64 = charge.values().sum();
             let parts: Vec<String> = charge

@@ -22,15 +22,13 @@ pub fn check(
     record: &CampaignRecord,
     by: &str,
     opt_outs: &[String],
+    cap: Option<crate::plan::capped::CapRule>,
 ) -> Result<CheckRecord, ConsoleError> {
     let started = std::time::Instant::now();
-    super::opt_outs::place(
-        workspace,
-        &record.id,
-        &super::compose::load(workspace, &record.id)?,
-        opt_outs,
-    )?;
-    // Loaded again: placing the opt-out list may have changed the settings.
+    let loaded = super::compose::load(workspace, &record.id)?;
+    super::opt_outs::place(workspace, &record.id, &loaded, opt_outs)?;
+    super::frequency::place(workspace, &record.id, &loaded, cap)?;
+    // Loaded again: placing the opt-out list and the cap's list may have changed the settings.
     let campaign = super::compose::load(workspace, &record.id)?;
     let fingerprint = super::compose::fingerprint_of(&campaign)?;
     let rejects = rejects_path(workspace, &record.id);

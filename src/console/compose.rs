@@ -94,6 +94,12 @@ pub fn compose_settings(workspace: &Workspace, id: &str, text: &str) -> Result<P
     let (_, connection) = connections::chosen(&connections, named.as_deref())?;
     settings.extend(connection.settings());
     pause_when_failing_by_default(&mut settings);
+    if super::frequency::placed(&dir) {
+        super::settings::recipients_section(&mut settings)?.insert(
+            "frequency_capped".into(),
+            toml::Value::String(super::frequency::SNAPSHOT_FILE.into()),
+        );
+    }
     let composed = toml::to_string(&settings).map_err(ConsoleError::internal)?;
     let path = dir.join(COMPOSED_FILE);
     if std::fs::read_to_string(&path).ok().as_deref() != Some(composed.as_str()) {

@@ -15,6 +15,7 @@ pub mod connections;
 mod demo;
 pub mod error;
 mod form;
+pub mod frequency;
 mod guard;
 mod headers;
 mod jobs;
@@ -221,6 +222,8 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
     });
     notify::spawn(&console);
     let interrupted = runner::mark_interrupted(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
+    // The frequency cap counts what every ended run sent, the interrupted ones included.
+    frequency::record_ended(&console.store, &console.workspace)?;
     let first_link = first_admin(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     if options.demo {
         demo::fill(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;

@@ -249,6 +249,17 @@ pub enum Launch {
 pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Result<(), ConsoleError> {
     let id = record.id.clone();
     let run_dir = console.workspace.run_dir(&id);
+    if let Launch::Start { .. } = launch {
+        // The frequency cap as it stands now: sends since the check count too. A resume keeps
+        // the list its run began with (its chunks were cut by it).
+        let cap = super::frequency::rule(&console.store)?;
+        super::frequency::place(
+            &console.workspace,
+            &id,
+            &super::compose::load(&console.workspace, &id)?,
+            cap,
+        )?;
+    }
     let campaign = super::compose::load(&console.workspace, &id)?;
     // The month the run started in: a resume counts there too.
     let ledger = console.months.ledger(&super::month::month_of(
@@ -401,8 +412,19 @@ async fn finish(
     }
     if recorded {
         write_report(console, id).await?;
+        record_sends(console, id).await;
     }
     Ok(())
+}
+
+/// Records what the run sent in the frequency cap's history; a failure is logged (the run and
+/// its report stand).
+async fn record_sends(console: &Console, id: &str) {
+    let (workspace, task_id) = (console.workspace.clone(), id.to_string());
+    let recorded = waiting_for_run_dir(move || super::frequency::record_run(&workspace, &task_id)).await;
+    if let Err(error) = recorded {
+        tracing::error!("campaign {id}: cannot record its sends for the frequency cap: {error:#}");
+    }
 }
 
 /// Writes report.csv (and report.raw.csv for programs), report.parquet, report.xlsx and the

@@ -43,6 +43,12 @@ pub fn refuse_workspace_keys(settings: &toml::Table) -> Result<(), ConsoleError>
             )));
         }
     }
+    let recipients = settings.get("recipients").and_then(toml::Value::as_table);
+    if recipients.is_some_and(|recipients| recipients.contains_key("frequency_capped")) {
+        return Err(ConsoleError::Invalid(
+            "campaign settings: `recipients.frequency_capped` is not a campaign's to set: the frequency cap is the workspace's (an admin sets it on the month page): remove it".into(),
+        ));
+    }
     Ok(())
 }
 

@@ -56,7 +56,8 @@ fn settings_digest(path: &Path) -> Result<String> {
 
 /// Fingerprint of everything that decides what is sent, other than the recipients file: the
 /// campaign file's settings (not its pace: rate, concurrency, budget), its message text (which
-/// may come from `text_file`), the suppression list and the opt-out list it applies.
+/// may come from `text_file`), the suppression list, and the opt-out list and frequency cap's
+/// list it applies.
 pub(super) fn campaign_fingerprint(campaign: &Campaign) -> Result<String> {
     fingerprint_campaign(campaign, FileDigest::WithoutPace)
 }
@@ -74,6 +75,11 @@ fn fingerprint_campaign(campaign: &Campaign, file: FileDigest) -> Result<String>
     }
     if let Some(path) = campaign.opt_outs_applied() {
         hasher.update(b"opt-outs");
+        hasher.update(fingerprint_file(path)?.as_bytes());
+    }
+    // The cap's list is made again only for a fresh start: a resume reads the one it began with.
+    if let Some(path) = campaign.frequency_capped_applied() {
+        hasher.update(b"frequency-capped");
         hasher.update(fingerprint_file(path)?.as_bytes());
     }
     Ok(format!("{:032x}", hasher.digest128()))
@@ -170,7 +176,7 @@ pub fn verify_unchanged(campaign: &Campaign, meta: &RunMeta) -> Result<()> {
         || fingerprint_campaign(campaign, FileDigest::Bytes)? == meta.campaign_fingerprint;
     if !unchanged {
         bail!(Refusal(format!(
-            "the campaign changed since this run started ({}, its message text, its suppression list or its opt-out list): refusing to resume; start a new run",
+            "the campaign changed since this run started ({}, its message text, its suppression list, its opt-out list or its frequency cap's list): refusing to resume; start a new run",
             meta.campaign_file.display()
         )));
     }

@@ -1,4 +1,4 @@
-//! Where every input row of a run stands: `rows = rejected + duplicates + suppressed + sent + uncertain + pending`, from the checkpoint, or live from the snapshot a running process keeps.
+//! Where every input row of a run stands: `rows = rejected + duplicates + suppressed (+ capped) + sent + uncertain + pending`, from the checkpoint, or live from the snapshot a running process keeps.
 
 use super::budget::Spend;
 use super::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
@@ -40,6 +40,9 @@ pub struct Status {
     pub rejected_by_reason: BTreeMap<String, u64>,
     pub duplicates: u64,
     pub suppressed: u64,
+    /// Held back by the workspace's frequency cap.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub capped: u64,
     pub sent: u64,
     /// Of `sent`: taken by the service (`OK`, `SMS_00`, `MMS_0000`, `GW_PENDING`).
     pub accepted: u64,
@@ -75,6 +78,7 @@ impl Status {
             == self.rejected
                 + self.duplicates
                 + self.suppressed
+                + self.capped
                 + self.sent
                 + self.uncertain
                 + self.pending
@@ -88,8 +92,14 @@ impl Status {
         } else {
             String::new()
         };
+        // A bucket only the console's frequency cap fills: named when it holds rows.
+        let capped = if self.capped > 0 {
+            format!(" + capped {}", self.capped)
+        } else {
+            String::new()
+        };
         format!(
-            "rows {} = rejected {} + duplicates {} + suppressed {} + sent {} + uncertain {} + pending {}{sending}",
+            "rows {} = rejected {} + duplicates {} + suppressed {}{capped} + sent {} + uncertain {} + pending {}{sending}",
             self.rows, self.rejected, self.duplicates, self.suppressed, self.sent, self.uncertain, self.pending
         )
     }
@@ -128,6 +138,7 @@ pub fn status_from(
         rejected_by_reason: scan.rejected_by_reason.clone(),
         duplicates: scan.duplicates,
         suppressed: scan.suppressed,
+        capped: scan.capped,
         ..Status::default()
     };
     for (lane, valid) in &scan.per_lane {

@@ -111,6 +111,10 @@ fn unsendable(fate: &Fate) -> String {
             rejection.detail
         ),
         Fate::Suppressed => "on the suppression list".into(),
+        Fate::Capped(mark) => format!(
+            "held back by the frequency cap (last sent {})",
+            crate::plan::capped::day_text(mark.last_sent)
+        ),
         Fate::Duplicate => "a duplicate of an earlier row".into(),
         Fate::Valid(_) => "valid".into(),
     }

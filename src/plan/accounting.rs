@@ -1,4 +1,4 @@
-//! The accounting of a whole input (`rows = rejected + suppressed + duplicates + valid`), the validator's warnings, and `rejects.csv` (its texts marked for spreadsheets).
+//! The accounting of a whole input (`rows = rejected + suppressed + capped + duplicates + valid`), the validator's warnings, and `rejects.csv` (its texts marked for spreadsheets).
 
 use super::classify::{Fate, Rejection};
 use super::PlanError;
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The accounting of a whole input: `rows = rejected + suppressed + duplicates + valid`.
+/// The accounting of a whole input: `rows = rejected + suppressed + capped + duplicates + valid`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scan {
     pub rows: u64,
@@ -26,6 +26,12 @@ pub struct Scan {
     pub opted_out: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub opt_out_entries: u64,
+    /// Rows the workspace's frequency cap held back (an advertising campaign's, in the console).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub capped: u64,
+    /// Numbers the frequency cap's list held when the plan read it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub capped_entries: u64,
     pub warnings: Vec<String>,
     /// Estimated charge per billing class when prices are given (fallbacks not included).
     pub estimated_charge: Option<BTreeMap<BillingClass, i64>>,
@@ -73,6 +79,7 @@ impl Scan {
                     .or_default() += 1;
             }
             Fate::Suppressed => self.suppressed += 1,
+            Fate::Capped(_) => self.capped += 1,
             Fate::Duplicate => self.duplicates += 1,
             Fate::Valid(recipient) => {
                 self.valid += 1;
@@ -82,7 +89,7 @@ impl Scan {
     }
 
     pub fn balanced(&self) -> bool {
-        self.rows == self.valid + self.rejected + self.suppressed + self.duplicates
+        self.rows == self.valid + self.rejected + self.suppressed + self.capped + self.duplicates
     }
 }
 

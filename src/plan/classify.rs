@@ -1,5 +1,6 @@
-//! Classification of one input row: rejected (and why), suppressed, duplicate, or valid in a lane.
+//! Classification of one input row: rejected (and why), suppressed, held back by the frequency cap, duplicate, or valid in a lane.
 
+use super::capped::{CapMark, CappedList};
 use super::lane_rule::{LaneRule, Unit};
 use super::phone_list;
 use super::{PlanError, PlannedRow};
@@ -25,6 +26,9 @@ pub enum RejectReason {
     Ragged,
     FieldTooLarge,
     CellError,
+    /// Held back by the workspace's frequency cap (a row of its own bucket, `capped`, listed in
+    /// rejects.csv with the last send's date).
+    FrequencyCap,
 }
 
 impl RejectReason {
@@ -39,6 +43,7 @@ impl RejectReason {
             RejectReason::Ragged => "ragged",
             RejectReason::FieldTooLarge => "field_too_large",
             RejectReason::CellError => "cell_error",
+            RejectReason::FrequencyCap => "frequency_cap",
         }
     }
 }
@@ -92,6 +97,8 @@ impl Recipient {
 pub enum Fate {
     Rejected(Rejection),
     Suppressed,
+    /// Held back by the workspace's frequency cap: sent too often lately.
+    Capped(CapMark),
     Duplicate,
     Valid(Recipient),
 }
@@ -125,6 +132,8 @@ pub struct Screen {
     opt_outs: Option<PhoneSet>,
     /// Rows suppressed by the opt-out list alone (not also in the suppression list).
     opted_out: u64,
+    /// The numbers the frequency cap holds back, when the campaign advertises.
+    capped: Option<CappedList>,
     seen: Option<PhoneSet>,
 }
 
@@ -198,16 +207,31 @@ impl Screen {
             None => None,
             Some(path) => Some(phone_list::load(path, "phone")?),
         };
+        let capped = match campaign.frequency_capped_applied() {
+            None => None,
+            Some(path) => Some(CappedList::load(path).map_err(|source| {
+                PlanError::Input(crate::input::InputError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            })?),
+        };
         Ok(Screen {
             suppression,
             opt_outs,
             opted_out: 0,
+            capped,
             seen: campaign.recipients.drop_duplicates.then(PhoneSet::new),
         })
     }
 
     pub fn suppression_entries(&self) -> u64 {
         self.suppression.as_ref().map_or(0, PhoneSet::len)
+    }
+
+    /// The frequency cap's list, when the campaign applies one.
+    pub fn capped(&self) -> Option<&CappedList> {
+        self.capped.as_ref()
     }
 
     pub fn opt_out_entries(&self) -> u64 {
@@ -258,6 +282,8 @@ impl Screen {
             Draft::Valid { phone, lane, measure } => {
                 if self.suppresses(&phone) {
                     unsent(row, Fate::Suppressed)
+                } else if let Some(mark) = self.capped.as_ref().and_then(|capped| capped.lookup(&phone)) {
+                    unsent(row, Fate::Capped(mark))
                 } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
                     unsent(row, Fate::Duplicate)
                 } else {

@@ -1,12 +1,13 @@
 //! The plan of the rows: the one rule "input row → fate → chunk and position" that every command walks.
 //!
 //! `walk` reads the recipients once, in input order, classifies each row (rejected, suppressed,
-//! duplicate or valid in a lane), places every valid row in its chunk, and hands the visitor each
+//! held back by the frequency cap, duplicate or valid in a lane), places every valid row in its chunk, and hands the visitor each
 //! [`PlannedRow`] and each chunk as it closes, with the identity that recognises it again.
 //! Nothing else classifies a row, cuts a chunk or picks a billing class.
 
 mod accounting;
 pub mod billing;
+pub mod capped;
 pub mod chunks;
 pub mod classify;
 mod lane_rule;
@@ -80,6 +81,7 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
         encoding: source.encoding().to_string(),
         suppression_entries: screen.suppression_entries(),
         opt_out_entries: screen.opt_out_entries(),
+        capped_entries: screen.capped().map_or(0, |list| list.len() as u64),
         ..Scan::default()
     };
     let fallbacks = billing::FallbackCounter::new(campaign);
@@ -200,6 +202,19 @@ pub fn account(
         rejects: RejectsWriter,
         on_read: &'a mut F,
         inspect: &'a mut I,
+        phone_column: &'a str,
+        cap: Option<capped::CapRule>,
+    }
+    impl<F, I> Accountant<'_, F, I> {
+        /// How rejects.csv lists a row the frequency cap held back: the rule and the number's
+        /// last send.
+        fn capped_rejection(&self, mark: capped::CapMark) -> Rejection {
+            Rejection {
+                reason: RejectReason::FrequencyCap,
+                column: self.phone_column.to_string(),
+                detail: self.cap.map(|rule| rule.detail(mark)).unwrap_or_default(),
+            }
+        }
     }
     impl<F: FnMut(u64), I: FnMut(&PlannedRow)> Visitor for Accountant<'_, F, I> {
         type Error = PlanError;
@@ -208,6 +223,7 @@ pub fn account(
             (self.inspect)(&row);
             match &row.fate {
                 Fate::Rejected(rejection) => self.rejects.write(row.row.row, rejection),
+                Fate::Capped(mark) => self.rejects.write(row.row.row, &self.capped_rejection(*mark)),
                 _ => Ok(()),
             }
         }
@@ -215,10 +231,19 @@ pub fn account(
             (self.on_read)(rows)
         }
     }
+    let cap = match campaign.frequency_capped_applied() {
+        Some(path) => Some(capped::rule_of(path).map_err(|source| InputError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?),
+        None => None,
+    };
     let mut accountant = Accountant {
         rejects: RejectsWriter::create(rejects)?,
         on_read: &mut on_read,
         inspect: &mut inspect,
+        phone_column: &campaign.recipients.phone_column,
+        cap,
     };
     let scan = walk(campaign, &mut accountant)?;
     accountant.rejects.finish()?;

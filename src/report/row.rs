@@ -15,6 +15,8 @@ pub enum Outcome {
     Rejected(RejectReason),
     Duplicate,
     Suppressed,
+    /// Held back by the workspace's frequency cap.
+    Capped,
     /// Valid, in a chunk not sent yet.
     Pending,
     /// In a chunk whose request may or may not have reached the service.
@@ -27,13 +29,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The report's `acceptance` text: `REJECTED:<reason>`, `DUPLICATE`, `SUPPRESSED`, `PENDING`,
+    /// The report's `acceptance` text: `REJECTED:<reason>`, `DUPLICATE`, `SUPPRESSED`, `CAPPED`, `PENDING`,
     /// `UNCERTAIN`, or the service's status (lent, not copied: this is every row of a report).
     pub fn acceptance(&self) -> Cow<'_, str> {
         match self {
             Outcome::Rejected(reason) => Cow::Owned(format!("REJECTED:{}", reason.as_str())),
             Outcome::Duplicate => Cow::Borrowed("DUPLICATE"),
             Outcome::Suppressed => Cow::Borrowed("SUPPRESSED"),
+            Outcome::Capped => Cow::Borrowed("CAPPED"),
             Outcome::Pending => Cow::Borrowed("PENDING"),
             Outcome::Uncertain => Cow::Borrowed("UNCERTAIN"),
             Outcome::Answered { status, .. } => Cow::Borrowed(status),
@@ -174,6 +177,14 @@ pub(super) fn build(campaign: &Campaign, planned: &PlannedRow, sent: Option<Sent
         }
         Fate::Suppressed => {
             row.outcome = Outcome::Suppressed;
+            return row;
+        }
+        Fate::Capped(mark) => {
+            row.outcome = Outcome::Capped;
+            row.error = compact_str::format_compact!(
+                "frequency_cap: last sent {}",
+                crate::plan::capped::day_text(mark.last_sent)
+            );
             return row;
         }
         Fate::Duplicate => {

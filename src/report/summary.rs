@@ -43,7 +43,7 @@ impl Funnel {
     fn count(&mut self, row: &ReportRow) {
         self.rows += 1;
         match &row.outcome {
-            Outcome::Rejected(_) | Outcome::Duplicate | Outcome::Suppressed => return,
+            Outcome::Rejected(_) | Outcome::Duplicate | Outcome::Suppressed | Outcome::Capped => return,
             Outcome::Pending => self.pending += 1,
             Outcome::Uncertain => self.uncertain += 1,
             Outcome::Answered { accepted, .. } => {

@@ -219,6 +219,7 @@ fn write_summary(sheet: &mut Worksheet, summary: &Summary, formats: &Formats) ->
         ("rejected", status.rejected),
         ("duplicates", status.duplicates),
         ("suppressed", status.suppressed),
+        ("capped", status.capped),
         ("sent", status.sent),
         ("uncertain", status.uncertain),
         ("pending", status.pending),

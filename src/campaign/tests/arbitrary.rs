@@ -46,6 +46,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "suppression",
             "suppression_column",
             "opt_outs",
+            "frequency_capped",
             "drop_duplicates",
         ],
     ),

@@ -96,10 +96,7 @@ pub async fn check_page(
             .collect()
     });
     let accounting = scan.map(|scan| {
-        crate::console::words::figures::accounting_line(
-            w,
-            [scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed],
-        )
+        crate::console::words::figures::accounting_line(w, crate::console::words::figures::scan_figures(scan))
     });
     let sender = crate::console::compose::load(&console.workspace, &id)
         .map(|campaign| phone_view::sender(&campaign, w))
@@ -146,7 +143,8 @@ pub async fn run_check(
     let workspace = console.workspace.clone();
     let by = signed.user.name.clone();
     let opt_outs = console.store.opt_outs()?;
-    let found = tokio::task::spawn_blocking(move || check::check(&workspace, &record, &by, &opt_outs))
+    let cap = crate::console::frequency::rule(&console.store)?;
+    let found = tokio::task::spawn_blocking(move || check::check(&workspace, &record, &by, &opt_outs, cap))
         .await
         .map_err(ConsoleError::internal)??;
     // Taken again under the lock: the campaign may have been started while it was checked.
@@ -155,7 +153,7 @@ pub async fn run_check(
             (Some(refusal), _) => format!("refused: {refusal}"),
             (None, Some(scan)) => crate::console::words::figures::accounting_line(
                 &crate::console::words::EN,
-                [scan.rows, scan.valid, scan.rejected, scan.duplicates, scan.suppressed],
+                crate::console::words::figures::scan_figures(scan),
             ),
             _ => String::new(),
         };

@@ -1,4 +1,4 @@
-//! The month page: this month's limit, charged, reserved and left for everyone; the limit and its alert thresholds set by an administrator (every run of the month meets a new limit at its next chunk).
+//! The month page: this month's limit, charged, reserved and left for everyone; the limit and its alert thresholds set by an administrator (every run of the month meets a new limit at its next chunk), and the workspace's frequency cap.
 
 use super::{render, to, Me};
 use crate::console::auth::{Admin, Posted, Signed};
@@ -7,6 +7,7 @@ use crate::console::month::{this_month, MonthFigures, MonthLimit};
 use crate::console::store::Role;
 use crate::console::words::Words;
 use crate::console::Shared;
+use crate::plan::capped::CapRule;
 use askama::Template;
 use axum::extract::State as Console;
 use axum::response::Response;
@@ -48,11 +49,18 @@ struct MonthPage {
     limit: String,
     thresholds: String,
     can_set: bool,
+    cap_text: String,
+    cap_times: String,
+    cap_days: String,
 }
 
 pub async fn page(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
     let setting = console.months.setting();
+    let cap = crate::console::frequency::rule(&console.store)?;
     render(MonthPage {
+        cap_text: cap_text(signed.words, cap),
+        cap_times: cap.map(|rule| rule.times.to_string()).unwrap_or_default(),
+        cap_days: cap.map_or_else(|| "7".to_string(), |rule| rule.days.to_string()),
         w: signed.words,
         me: Me::of(&signed),
         m: MonthView::of(&console),
@@ -89,6 +97,60 @@ pub async fn set(
         ),
     )?;
     Ok(to("/month".into()))
+}
+
+/// The cap in words: its rule, or off.
+fn cap_text(w: &Words, cap: Option<CapRule>) -> String {
+    match cap {
+        Some(rule) => crate::console::words::fill(
+            w.cap_rule,
+            &[("times", &rule.times.to_string()), ("days", &rule.days.to_string())],
+        ),
+        None => w.cap_off.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct CapForm {
+    #[serde(default)]
+    times: String,
+    #[serde(default)]
+    days: String,
+}
+
+/// An administrator sets the frequency cap (no number of messages: off). Campaigns checked
+/// before meet the new rule at their start.
+pub async fn set_cap(
+    Console(console): Console<Shared>,
+    posted: Posted<CapForm, Admin>,
+) -> Result<Response, ConsoleError> {
+    let Admin(signed) = posted.signed;
+    let rule = read_cap(&posted.form)?;
+    crate::console::frequency::set_rule(&console.store, rule)?;
+    console.store.audit(
+        &signed.user.name,
+        "frequency cap",
+        None,
+        &cap_text(&crate::console::words::EN, rule),
+    )?;
+    Ok(to("/month#cap".into()))
+}
+
+/// The cap as typed: empty messages for off; otherwise both figures within the rule's bounds.
+fn read_cap(form: &CapForm) -> Result<Option<CapRule>, ConsoleError> {
+    let times = form.times.trim();
+    if times.is_empty() {
+        return Ok(None);
+    }
+    let refused = || {
+        ConsoleError::invalid(
+            |w| w.refuse_cap,
+            vec![("typed", format!("{:?} / {:?}", times, form.days.trim()).into())],
+        )
+    };
+    let times: u16 = times.parse().map_err(|_| refused())?;
+    let days: u16 = form.days.trim().parse().map_err(|_| refused())?;
+    CapRule::new(times, days).map(Some).map_err(|_| refused())
 }
 
 fn thresholds_text(thresholds: &[u32]) -> String {
@@ -162,7 +224,32 @@ mod tests {
         assert!(read_form(&form("100", "150")).is_err());
     }
 
+    fn cap(times: &str, days: &str) -> CapForm {
+        CapForm {
+            times: times.into(),
+            days: days.into(),
+        }
+    }
+
+    #[test]
+    fn the_cap_is_off_without_a_number_of_messages_and_refused_out_of_bounds() {
+        assert_eq!(read_cap(&cap("", "7")).unwrap(), None);
+        assert_eq!(read_cap(&cap(" 2 ", "7")).unwrap(), Some(CapRule { times: 2, days: 7 }));
+        for (times, days) in [("0", "7"), ("2", "0"), ("2", "366"), ("two", "7"), ("2", "")] {
+            assert!(read_cap(&cap(times, days)).is_err(), "{times} / {days}");
+        }
+    }
+
     proptest! {
+        /// Any typed cap: off, a rule within bounds, or refused; never a panic.
+        #[test]
+        fn any_typed_cap_is_read_in_bounds_or_refused(times in "\\PC{0,6}", days in "[0-9 a-z]{0,5}") {
+            if let Ok(Some(rule)) = read_cap(&cap(&times, &days)) {
+                prop_assert!(rule.times >= 1);
+                prop_assert!((1..=CapRule::MAX_DAYS).contains(&rule.days));
+            }
+        }
+
         /// Any typed text: read or refused, never a panic; what is read is in range and sorted.
         #[test]
         fn any_typed_form_is_read_in_range_or_refused(limit in "\\PC{0,12}", thresholds in "[0-9, %a-z]{0,20}") {

@@ -74,28 +74,29 @@ pub fn detail(w: &Words, detail: &str) -> String {
 /// again in `w`'s words.
 fn accounting(w: &Words, detail: &str) -> Option<String> {
     let en = &super::EN;
-    let mut figures = [0u64; 5];
+    let mut figures = [0u64; 6];
     let mut rest = detail;
-    for (index, (word, joiner)) in [
-        (en.accounting_rows, " = "),
-        (en.valid, " + "),
-        (en.rejected, " + "),
-        (en.duplicates, " + "),
-        (en.suppressed, ""),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    let words = [
+        en.accounting_rows,
+        en.valid,
+        en.rejected,
+        en.duplicates,
+        en.suppressed,
+        en.capped,
+    ];
+    for (index, word) in words.into_iter().enumerate() {
         rest = rest.strip_prefix(word)?.strip_prefix(' ')?;
-        let end = if joiner.is_empty() {
-            rest.len()
-        } else {
-            rest.find(joiner)?
-        };
+        // A figure holds no space: it ends at the next one, or the line does.
+        let end = rest.find(' ').unwrap_or(rest.len());
         figures[index] = rest[..end].replace(',', "").parse().ok()?;
-        rest = &rest[end + joiner.len()..];
+        rest = &rest[end..];
+        if rest.is_empty() {
+            // `capped` is written only when it holds rows.
+            return (index >= 4).then(|| super::figures::accounting_line(w, figures));
+        }
+        rest = rest.strip_prefix(if index == 0 { " = " } else { " + " })?;
     }
-    Some(super::figures::accounting_line(w, figures))
+    None
 }
 
 fn pick(w: &Words, [en, ko]: [&'static str; 2]) -> &'static str {
@@ -115,18 +116,27 @@ mod tests {
 
     #[test]
     fn the_accounting_line_the_log_keeps_reads_in_korean() {
-        let kept = accounting_line(&EN, [1_499, 1_484, 10, 3, 2]);
+        let kept = accounting_line(&EN, [1_499, 1_484, 10, 3, 2, 0]);
         assert_eq!(
             kept,
             "rows 1,499 = valid 1,484 + rejected 10 + duplicates 3 + suppressed 2"
         );
         assert_eq!(detail(&KO, &kept), "행 1,499 = 유효 1,484 + 거부 10 + 중복 3 + 제외 2");
         assert_eq!(detail(&EN, &kept), kept);
+        let capped = accounting_line(&EN, [1_499, 1_480, 10, 3, 2, 4]);
+        assert_eq!(
+            capped,
+            "rows 1,499 = valid 1,480 + rejected 10 + duplicates 3 + suppressed 2 + capped 4"
+        );
+        assert_eq!(
+            detail(&KO, &capped),
+            "행 1,499 = 유효 1,480 + 거부 10 + 중복 3 + 제외 2 + 빈도 제한 4"
+        );
     }
 
     proptest! {
         #[test]
-        fn any_accounting_line_reads_back_with_its_figures(figures in proptest::array::uniform5(0u64..10_000_000)) {
+        fn any_accounting_line_reads_back_with_its_figures(figures in proptest::array::uniform6(0u64..10_000_000)) {
             let kept = accounting_line(&EN, figures);
             prop_assert_eq!(detail(&KO, &kept), accounting_line(&KO, figures));
         }

@@ -206,6 +206,9 @@ impl Page<'_> {
             self.t(Label::Suppressed),
             labels::count(status.suppressed),
         )];
+        if status.capped > 0 {
+            notes[0].push_str(&format!(", {} {}", self.t(Label::Capped), labels::count(status.capped)));
+        }
         notes.push(format!(
             "{}: {}",
             self.t(Label::NotAccepted),

@@ -52,6 +52,7 @@ pub enum Label {
     Rejected,
     Duplicates,
     Suppressed,
+    Capped,
     FallbackSent,
     Uncertain,
     Pending,
@@ -115,6 +116,7 @@ impl Label {
             Label::Rejected => ["rejected", "거부"],
             Label::Duplicates => ["duplicates", "중복"],
             Label::Suppressed => ["suppressed", "수신 제외"],
+            Label::Capped => ["held back by the frequency cap", "발송 빈도 제한"],
             Label::FallbackSent => ["Fallback SMS/LMS sent", "대체 문자 발송"],
             Label::Uncertain => ["Uncertain", "불확실"],
             Label::Pending => ["Not sent yet", "발송 대기"],
@@ -261,6 +263,10 @@ pub fn reject_reason(reason: &str, lang: Lang) -> Option<&'static str> {
         "cell_error" => [
             "a cell holds an error or an unsaved formula",
             "오류 값이나 저장되지 않은 수식이 든 셀",
+        ],
+        "frequency_cap" => [
+            "sent too often lately (the workspace's frequency cap)",
+            "최근 발송 횟수 초과 (발송 빈도 제한)",
         ],
         _ => return None,
     };

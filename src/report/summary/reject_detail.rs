@@ -16,6 +16,13 @@ fn korean(detail: &str) -> Option<String> {
     if detail == "empty" || detail == "phone number is empty" {
         return Some("비어 있음".into());
     }
+    if let Some((last, rest)) = between_pair(detail, "last sent ", "; ", " sends in ") {
+        let (days, times) = rest.1.split_once(" days, at most ")?;
+        return Some(format!(
+            "마지막 발송 {last}; {days}일 동안 {}회 발송, 최대 {times}회",
+            rest.0
+        ));
+    }
     if detail.starts_with("not a Korean mobile number") {
         return Some("한국 휴대전화 번호가 아닙니다 (010·011·016·017·018·019로 시작하는 10–11자리)".into());
     }
@@ -144,6 +151,11 @@ mod tests {
             "#{VAR1} has no value".to_string(),
         ];
         details.push(PhoneError::BadCharacter('x').to_string());
+        let rule = crate::plan::capped::CapRule::new(2, 7).unwrap();
+        details.push(rule.detail(crate::plan::capped::CapMark {
+            last_sent: 20_000,
+            sends: 3,
+        }));
         details
     }
 
@@ -169,6 +181,10 @@ mod tests {
         assert_eq!(
             reject_detail("2001 bytes in EUC-KR, over the LMS limit of 2000", Lang::Ko),
             "EUC-KR 2001바이트, LMS 한도 2000바이트 초과"
+        );
+        assert_eq!(
+            reject_detail("last sent 2026-11-20; 3 sends in 7 days, at most 2", Lang::Ko),
+            "마지막 발송 2026-11-20; 7일 동안 3회 발송, 최대 2회"
         );
     }
 

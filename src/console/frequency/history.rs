@@ -1,0 +1,338 @@
+//! The sends the frequency cap counts: what the service accepted of each advertising run, one sorted segment a campaign in the workspace's `history/` folder, and the capped list made from all of them by one merge.
+//!
+//! A segment is replaced whole each time its run is recorded (at every end of the run), so
+//! recording again never counts a send twice. Its format: `MAGIC`, the newest day it holds
+//! (u32), then one u64 a send, ascending: the number's key ([`number_key`]) in the high 32 bits
+//! and Seoul's day of the send in the low 32, little-endian. Sorted segments let the capped list
+//! be made by one streaming merge: its memory is a block a segment, whatever the history holds.
+
+use crate::plan::capped::{number_key, CapMark, CapRule, CappedNumber, CappedWriter};
+use anyhow::{bail, Context, Result};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8] = b"msgbatch history 1\n";
+const HEADER: usize = MAGIC.len() + 4;
+const EXTENSION: &str = "seg";
+/// Sends read at a time from each segment during a merge.
+const BLOCK: usize = 8 * 1024;
+
+/// A send as a segment holds it.
+pub fn packed(key: u64, day: u32) -> u64 {
+    (key << 32) | u64::from(day)
+}
+
+fn unpacked(send: u64) -> (u64, u32) {
+    (send >> 32, send as u32)
+}
+
+/// The segment of a campaign.
+pub fn segment_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.{EXTENSION}"))
+}
+
+/// Writes a campaign's segment from its sends (any order), replacing the one before at once:
+/// a written temporary file, flushed to disk, renamed over it.
+pub fn write_segment(dir: &Path, id: &str, mut sends: Vec<u64>) -> Result<u64> {
+    sends.sort_unstable();
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let newest = sends.iter().map(|send| unpacked(*send).1).max().unwrap_or(0);
+    replace_segment(&segment_path(dir, id), newest, &sends)
+}
+
+/// Writes a segment to a temporary file beside `path`, flushes it to disk, and renames it over
+/// `path`: a reader sees the old segment or the new one, whole.
+fn replace_segment(path: &Path, newest: u32, sends: &[u64]) -> Result<u64> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let staged = path.with_extension("tmp");
+    let file = crate::files::create_private(&staged).with_context(|| format!("cannot write {}", staged.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
+    out.write_all(MAGIC)?;
+    out.write_all(&newest.to_le_bytes())?;
+    for send in sends {
+        out.write_all(&send.to_le_bytes())?;
+    }
+    let file = out.into_inner().map_err(|error| error.into_error())?;
+    file.sync_all()?;
+    std::fs::rename(&staged, path).with_context(|| format!("cannot replace {}", path.display()))?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(sends.len() as u64)
+}
+
+/// One segment read a block at a time.
+struct Segment {
+    file: std::fs::File,
+    block: Vec<u64>,
+    at: usize,
+    bytes: Vec<u8>,
+}
+
+impl Segment {
+    /// The segment at `path` and the newest day it holds.
+    fn open(path: &Path) -> Result<(Segment, u32)> {
+        let mut file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut header = [0u8; HEADER];
+        file.read_exact(&mut header)
+            .with_context(|| format!("{}: cut short", path.display()))?;
+        if &header[..MAGIC.len()] != MAGIC {
+            bail!("{}: not a history segment written by msgbatch", path.display());
+        }
+        let newest = u32::from_le_bytes(header[MAGIC.len()..].try_into().expect("four bytes"));
+        let segment = Segment {
+            file,
+            block: Vec::with_capacity(BLOCK),
+            at: 0,
+            bytes: vec![0; BLOCK * 8],
+        };
+        Ok((segment, newest))
+    }
+
+    fn next(&mut self) -> Result<Option<u64>> {
+        if self.at == self.block.len() {
+            self.block.clear();
+            self.at = 0;
+            let mut filled = 0;
+            while filled < self.bytes.len() {
+                let read = self.file.read(&mut self.bytes[filled..])?;
+                if read == 0 {
+                    break;
+                }
+                filled += read;
+            }
+            if !filled.is_multiple_of(8) {
+                bail!("a history segment ends inside a send");
+            }
+            self.block.extend(
+                self.bytes[..filled]
+                    .chunks_exact(8)
+                    .map(|bytes| u64::from_le_bytes(bytes.try_into().expect("eight bytes"))),
+            );
+            if self.block.is_empty() {
+                return Ok(None);
+            }
+        }
+        self.at += 1;
+        Ok(Some(self.block[self.at - 1]))
+    }
+}
+
+/// Writes to `out` every number that the history's sends within the rule's window (ending
+/// `today`) reach `rule.times` or more times, with its last send; answers how many. A segment
+/// with no send left inside the longest window a rule may have is emptied on the way (its sends
+/// may no longer be kept; the empty segment still says the run was recorded).
+pub fn write_capped(dir: &Path, rule: CapRule, today: u32, out: &Path) -> Result<u64> {
+    let first_day = rule.first_day(today);
+    let oldest_kept = CapRule {
+        times: 1,
+        days: CapRule::MAX_DAYS,
+    }
+    .first_day(today);
+    let mut segments = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.collect::<std::io::Result<Vec<_>>>()?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    for entry in entries {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+            continue;
+        }
+        let (segment, newest) = Segment::open(&path)?;
+        if entry.metadata()?.len() <= HEADER as u64 {
+            continue;
+        }
+        if newest < oldest_kept {
+            drop(segment);
+            replace_segment(&path, newest, &[])?;
+        } else if newest >= first_day {
+            segments.push(segment);
+        }
+    }
+    let staged = out.with_extension("tmp");
+    let file = crate::files::create_private(&staged).with_context(|| format!("cannot write {}", staged.display()))?;
+    let mut writer = CappedWriter::new(file, rule, today)?;
+    let mut heap = BinaryHeap::with_capacity(segments.len());
+    for (index, segment) in segments.iter_mut().enumerate() {
+        if let Some(send) = segment.next()? {
+            heap.push(Reverse((send, index)));
+        }
+    }
+    let mut current: Option<(u64, CapMark)> = None;
+    let finish = |current: Option<(u64, CapMark)>, writer: &mut CappedWriter<std::fs::File>| -> Result<()> {
+        if let Some((key, mark)) = current {
+            if mark.sends >= rule.times {
+                writer.push(CappedNumber { key, mark })?;
+            }
+        }
+        Ok(())
+    };
+    while let Some(Reverse((send, index))) = heap.pop() {
+        if let Some(next) = segments[index].next()? {
+            heap.push(Reverse((next, index)));
+        }
+        let (key, day) = unpacked(send);
+        if day < first_day || day > today {
+            continue;
+        }
+        match &mut current {
+            Some((held, mark)) if *held == key => {
+                mark.sends = mark.sends.saturating_add(1);
+                mark.last_sent = mark.last_sent.max(day);
+            }
+            _ => {
+                finish(current.take(), &mut writer)?;
+                current = Some((
+                    key,
+                    CapMark {
+                        last_sent: day,
+                        sends: 1,
+                    },
+                ));
+            }
+        }
+    }
+    finish(current, &mut writer)?;
+    let (file, written) = writer.finish()?;
+    file.sync_all()?;
+    std::fs::rename(&staged, out).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(written)
+}
+
+/// The sends of a run: every row the service took (or sent a fallback for), on the day it
+/// answered (today for a row whose answer carries no date).
+pub fn sends_of_run(run_dir: &Path) -> Result<Option<Vec<u64>>> {
+    let rows = crate::report::RunRows::open(run_dir)?;
+    if !rows.campaign().is_advertising() {
+        return Ok(None);
+    }
+    let today = crate::plan::capped::today();
+    let mut sends = Vec::new();
+    rows.walk_sent(|walked| {
+        if walked.row.taken() {
+            if let Some(key) = number_key(&walked.row.phone) {
+                let day = walked.sent_at.map_or(today, crate::plan::capped::day_of_millis);
+                sends.push(packed(key, day));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Some(sends))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::capped::{number_text, CappedList};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn capped(dir: &Path, rule: CapRule, today: u32) -> CappedList {
+        let out = dir.join("capped.bin");
+        write_capped(&dir.join("history"), rule, today, &out).unwrap();
+        CappedList::load(&out).unwrap()
+    }
+
+    #[test]
+    fn sends_of_several_campaigns_add_up_within_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("history");
+        let a = number_key("01011112222").unwrap();
+        let b = number_key("01033334444").unwrap();
+        write_segment(&history, "c1", vec![packed(a, 100), packed(b, 90)]).unwrap();
+        write_segment(&history, "c2", vec![packed(a, 103), packed(b, 104)]).unwrap();
+        let list = capped(dir.path(), CapRule::new(2, 7).unwrap(), 105);
+        // b's first send (day 90) is outside the 7 days ending on day 105.
+        assert_eq!(list.len(), 1);
+        assert_eq!(
+            list.lookup("01011112222"),
+            Some(CapMark {
+                last_sent: 103,
+                sends: 2
+            })
+        );
+        // Recording c2 again (a resumed run ending twice) does not count its sends twice.
+        write_segment(&history, "c2", vec![packed(a, 103), packed(b, 104)]).unwrap();
+        assert_eq!(capped(dir.path(), CapRule::new(3, 7).unwrap(), 105).len(), 0);
+    }
+
+    #[test]
+    fn a_segment_past_every_window_is_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("history");
+        write_segment(&history, "old", vec![packed(number_key("01011112222").unwrap(), 10)]).unwrap();
+        write_segment(&history, "new", vec![packed(number_key("01011112222").unwrap(), 300)]).unwrap();
+        let list = capped(
+            dir.path(),
+            CapRule::new(1, 365).unwrap(),
+            10 + u32::from(CapRule::MAX_DAYS),
+        );
+        assert_eq!(
+            std::fs::metadata(segment_path(&history, "old")).unwrap().len(),
+            HEADER as u64
+        );
+        assert_eq!(
+            std::fs::metadata(segment_path(&history, "new")).unwrap().len(),
+            HEADER as u64 + 8
+        );
+        assert_eq!(list.len(), 1);
+    }
+
+    #[test]
+    fn a_damaged_segment_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("history");
+        std::fs::create_dir_all(&history).unwrap();
+        std::fs::write(segment_path(&history, "x"), b"not a segment at all").unwrap();
+        let error = write_capped(&history, CapRule::new(1, 7).unwrap(), 100, &dir.path().join("c.bin")).unwrap_err();
+        assert!(format!("{error:#}").contains("x.seg"), "{error:#}");
+    }
+
+    proptest! {
+        /// Whatever a segment file holds, the merge reads it or names it; it never panics.
+        #[test]
+        fn any_segment_bytes_are_read_or_refused(body in proptest::collection::vec(any::<u8>(), 0..100), framed in any::<bool>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let history = dir.path().join("history");
+            std::fs::create_dir_all(&history).unwrap();
+            let mut bytes = if framed { MAGIC.to_vec() } else { Vec::new() };
+            bytes.extend_from_slice(&body);
+            std::fs::write(segment_path(&history, "x"), &bytes).unwrap();
+            let _ = write_capped(&history, CapRule::new(1, 7).unwrap(), 100, &dir.path().join("c.bin"));
+        }
+
+        /// The merge agrees with counting every send by hand, whatever the segments hold.
+        #[test]
+        fn the_merge_counts_as_by_hand(
+            campaigns in proptest::collection::vec(
+                proptest::collection::vec((0u64..6, 80u32..110), 0..40), 1..5),
+            times in 1u16..4,
+            days in 1u16..20,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let history = dir.path().join("history");
+            let key = |n: u64| number_key(&format!("0101234{:04}", n)).unwrap();
+            let today = 105;
+            let rule = CapRule::new(times, days).unwrap();
+            let mut by_hand: BTreeMap<u64, CapMark> = BTreeMap::new();
+            for (i, sends) in campaigns.iter().enumerate() {
+                write_segment(&history, &format!("c{i}"), sends.iter().map(|(n, d)| packed(key(*n), *d)).collect()).unwrap();
+                for (n, day) in sends {
+                    if *day >= rule.first_day(today) && *day <= today {
+                        let mark = by_hand.entry(key(*n)).or_insert(CapMark { last_sent: *day, sends: 0 });
+                        mark.sends += 1;
+                        mark.last_sent = mark.last_sent.max(*day);
+                    }
+                }
+            }
+            by_hand.retain(|_, mark| mark.sends >= times);
+            let list = capped(dir.path(), rule, today);
+            prop_assert_eq!(list.len(), by_hand.len());
+            for (key, mark) in by_hand {
+                prop_assert_eq!(list.lookup(&number_text(key)), Some(mark));
+            }
+        }
+    }
+}
