@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod phone;
 pub mod plan;
 pub mod preview;
+pub mod purge;
 pub mod reconcile;
 pub mod report;
 pub mod retry;

@@ -61,6 +61,7 @@ impl Listed {
 /// Writes the chosen recipients of a run as CSV with the campaign's own columns (phone, name, the
 /// message's variables), so that the list reads as the file it came from; returns how many.
 pub fn write_list(run_dir: &Path, which: Listed, out: impl std::io::Write) -> Result<u64> {
+    crate::engine::refuse_purged(run_dir, "listed for sending again")?;
     write_rows(&report::RunRows::open(run_dir)?, which, out)
 }
 
@@ -91,6 +92,7 @@ fn write_rows(rows: &report::RunRows, which: Listed, out: impl std::io::Write) -
 
 /// Writes `DIR/campaign.toml` and `DIR/recipients.csv` for the chosen subset of a run.
 pub fn plan(run_dir: &Path, only: Only, out: Option<&Path>) -> Result<RetryPlan> {
+    crate::engine::refuse_purged(run_dir, "retried")?;
     let rows = report::RunRows::open(run_dir)?;
     let campaign = rows.campaign();
     let suffix = serde_json::to_value(only)?.as_str().unwrap_or("retry").to_string();

@@ -5,7 +5,7 @@ use crate::engine::checkpoint::{Checkpoint, CheckpointError};
 use crate::engine::control::{send_command, ControlFile, Controls};
 use crate::engine::events::PauseCause;
 use crate::engine::status::SNAPSHOT_FILE;
-use crate::engine::{resume_command, Refusal, RunOptions, Snapshot, CHECKPOINT_DIR};
+use crate::engine::{resume_command, Refusal, RunOptions, Snapshot};
 use anyhow::{bail, Result};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ const LOOK_EVERY: Duration = Duration::from_millis(100);
 
 /// Whether a process holds the run directory (its checkpoint's lock).
 fn is_running(run_dir: &Path) -> Result<bool> {
-    match Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false) {
+    match Checkpoint::open(&crate::engine::checkpoint_dir(run_dir), false) {
         Ok(_) => Ok(false),
         Err(CheckpointError::InUse { .. }) => Ok(true),
         Err(error) => Err(error.into()),

@@ -7,6 +7,7 @@ mod manage;
 mod manual;
 mod output;
 pub mod progress;
+mod purge;
 mod serve;
 mod statement;
 
@@ -142,6 +143,16 @@ pub enum Command {
         /// Start statement.csv and ledger-mismatches.csv with a UTF-8 byte-order mark, for Excel.
         #[arg(long)]
         csv_bom: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Destroy finished runs' personal data (every name, variable and full number in their reports and checkpoints; numbers kept masked) and keep their totals, charges and statement; a run that can still send is refused.
+    Purge {
+        #[arg(required = true, value_name = "RUN_DIR")]
+        run_dirs: Vec<PathBuf>,
+        /// Purge only runs whose last answer came at least this many days ago (the others are kept).
+        #[arg(long, value_name = "DAYS")]
+        older_than: Option<u32>,
         #[arg(long)]
         json: bool,
     },
@@ -541,6 +552,11 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             },
             json,
         ),
+        Command::Purge {
+            run_dirs,
+            older_than,
+            json,
+        } => purge::purge(&run_dirs, older_than, json),
         Command::Retry {
             run_dir,
             only,

@@ -325,7 +325,7 @@ pub fn decision(
         phones: record
             .check
             .as_ref()
-            .map(|check| phones(&check.previews, &sender, w))
+            .map(|check| phones(&super::check::previews_of(workspace, &record.id, check), &sender, w))
             .unwrap_or_default(),
         cost: record.check.as_ref().map(Cost::of),
         quiet: Quiet::of(&campaign, w),

@@ -123,6 +123,10 @@ pub struct CheckRecord {
     pub refusal: Option<String>,
     pub scan: Option<Scan>,
     pub chunks: std::collections::BTreeMap<String, u64>,
+    /// Filled messages hold names and variables: they are kept in the campaign's folder
+    /// (`check::previews_of`), where a purge destroys them, never in the store (whose log keeps
+    /// old values).
+    #[serde(default, skip_serializing)]
     pub previews: Vec<PreviewView>,
     /// Won: the estimate without fallbacks, and at most with every fallback.
     pub estimate: Option<i64>,
@@ -183,6 +187,9 @@ pub struct RunRecord {
     /// What the live page showed when the run ended: its last errors (masked) and rate over time.
     #[serde(default)]
     pub live: super::live_view::KeptLive,
+    /// When the retention destroyed the run's personal data (its totals stay).
+    #[serde(default)]
+    pub purged: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -25,6 +25,7 @@ pub fn check(
     cap: Option<crate::plan::capped::CapRule>,
 ) -> Result<CheckRecord, ConsoleError> {
     let started = std::time::Instant::now();
+    let record_id = record.id.clone();
     let loaded = super::compose::load(workspace, &record.id)?;
     super::opt_outs::place(workspace, &record.id, &loaded, opt_outs)?;
     super::frequency::place(workspace, &record.id, &loaded, cap)?;
@@ -64,11 +65,31 @@ pub fn check(
             record.estimate = scan.estimated_charge.as_ref().map(|charge| charge.values().sum());
             record.worst_case = scan.worst_case_charge;
             record.previews = previews.finish().into_values().flatten().map(preview_view).collect();
+            keep_previews(workspace, &record_id, &record.previews)?;
             record.scan = Some(scan);
         }
     }
     record.seconds = started.elapsed().as_secs_f64();
     Ok(record)
+}
+
+/// The file of the check's previews in the campaign's folder.
+const PREVIEWS_FILE: &str = "previews.json";
+
+fn keep_previews(workspace: &Workspace, id: &str, previews: &[PreviewView]) -> Result<(), ConsoleError> {
+    let path = workspace.campaign_dir(id).join(PREVIEWS_FILE);
+    let mut file = crate::files::create_private(&path).map_err(ConsoleError::from_io)?;
+    let bytes = serde_json::to_vec(previews).map_err(ConsoleError::internal)?;
+    std::io::Write::write_all(&mut file, &bytes).map_err(ConsoleError::from_io)
+}
+
+/// The previews of the campaign's last check (none once its personal data was destroyed; a
+/// check recorded before they moved to the folder keeps its own).
+pub fn previews_of(workspace: &Workspace, id: &str, check: &CheckRecord) -> Vec<PreviewView> {
+    std::fs::read(workspace.campaign_dir(id).join(PREVIEWS_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_else(|| check.previews.clone())
 }
 
 /// The quiet-hours mode of a campaign that has quiet hours and does not enforce them.

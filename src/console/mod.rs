@@ -26,6 +26,7 @@ pub mod notify;
 mod opt_outs;
 mod pages;
 mod phone_view;
+mod retention;
 mod runner;
 mod settings;
 pub mod sign_in_limit;
@@ -224,6 +225,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
     let interrupted = runner::mark_interrupted(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     // The frequency cap counts what every ended run sent, the interrupted ones included.
     frequency::record_ended(&console.store, &console.workspace)?;
+    retention::spawn(&console);
     let first_link = first_admin(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     if options.demo {
         demo::fill(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;

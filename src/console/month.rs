@@ -86,7 +86,7 @@ impl Months {
         for record in store.campaigns::<CampaignRecord>()? {
             let Some(run) = &record.run else { continue };
             let run_dir = workspace.run_dir(&record.id);
-            if !run_dir.join(crate::engine::CHECKPOINT_DIR).exists() {
+            if !crate::engine::checkpoint_dir(&run_dir).exists() {
                 continue;
             }
             let status = crate::engine::status(&run_dir).map_err(ConsoleError::from)?;

@@ -327,7 +327,7 @@ async fn finish(
     // Whether the run recorded anything: a run directory that did is never removed below, so a
     // status that cannot be read because a reader holds the run counts as recorded.
     let mut figures = None;
-    let recorded = run_dir.join(engine::CHECKPOINT_DIR).exists()
+    let recorded = engine::checkpoint_dir(&run_dir).exists()
         && match status_when_free(&run_dir).await {
             Ok(status) => {
                 figures = Some(super::campaigns::RunFigures::of(&status));
@@ -431,12 +431,7 @@ async fn record_sends(console: &Console, id: &str) {
 /// summaries into the run directory.
 pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleError> {
     let run_dir = console.workspace.run_dir(id);
-    let options = crate::report::ReportOptions {
-        lang: console.report_lang(),
-        csv_bom: false,
-        xlsx: crate::report::Workbook::WhenOneSheet,
-        raw_csv: crate::report::RawCsv::Write,
-    };
+    let options = report_options(console);
     let written = options.lang;
     let summary = waiting_for_run_dir({
         let run_dir = run_dir.clone();
@@ -445,6 +440,17 @@ pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleErro
     .await
     .map_err(ConsoleError::from)?;
     write_viewer_summaries(&run_dir, &summary, written).map_err(ConsoleError::from_io)
+}
+
+/// What the console's reports hold: summary.html in the console's language, report.raw.csv for
+/// programs, report.xlsx when the rows fit one sheet.
+pub fn report_options(console: &Console) -> crate::report::ReportOptions {
+    crate::report::ReportOptions {
+        lang: console.report_lang(),
+        csv_bom: false,
+        xlsx: crate::report::Workbook::WhenOneSheet,
+        raw_csv: crate::report::RawCsv::Write,
+    }
 }
 
 /// The file of the run's summary in one language, written beside summary.html.
@@ -570,6 +576,7 @@ pub fn run_record(by: &str, start_at: Option<&DateTime<FixedOffset>>) -> RunReco
         collected: None,
         figures: None,
         live: KeptLive::default(),
+        purged: None,
     }
 }
 

@@ -30,7 +30,7 @@ use chrono::{DateTime, FixedOffset};
 pub use control::{Control, Controls};
 pub use events::{Event, Sink};
 use run_dir::{campaign_fingerprint, claim_run_dir, default_run_dir, release_run_dir};
-pub use run_dir::{fingerprint_file, verify_unchanged};
+pub use run_dir::{checkpoint_dir, fingerprint_file, is_purged, refuse_purged, verify_unchanged, PURGED_DIR};
 use serde::Serialize;
 use session::Session;
 use std::collections::HashMap;
@@ -326,6 +326,7 @@ pub async fn resume(
     control: &Control,
     events: Arc<dyn Sink>,
 ) -> Result<RunReport> {
+    refuse_purged(run_dir, "resumed")?;
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
     let meta = checkpoint.meta()?.ok_or_else(|| {
         Refusal(format!(
@@ -365,6 +366,7 @@ pub async fn collect_results(
     control: &Control,
     events: &dyn Sink,
 ) -> Result<collect::CollectReport> {
+    refuse_purged(run_dir, "collected")?;
     let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
     let meta = checkpoint
         .meta()?
@@ -401,7 +403,7 @@ pub fn resume_command(run_dir: &Path) -> String {
 
 /// Per-chunk detail for diagnostics: key, state, recipients, note.
 pub fn chunk_notes(run_dir: &Path) -> Result<Vec<(ChunkKey, ChunkRecord)>> {
-    let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
+    let checkpoint = Checkpoint::open(&checkpoint_dir(run_dir), false)?;
     let mut records: Vec<(ChunkKey, ChunkRecord)> = checkpoint.chunk_records()?.into_iter().collect();
     records.sort_by_key(|(key, _)| *key);
     Ok(records)

@@ -103,10 +103,41 @@ pub(super) fn default_run_dir(campaign: &Campaign) -> PathBuf {
     PathBuf::from("runs").join(format!("{safe}-{stamp}"))
 }
 
+/// The folder a purge leaves in a run directory: the run's rows without names, variables or
+/// full numbers, and a checkpoint of chunk records alone. Its presence is the purge's one commit
+/// point (a rename): a run is purged or it is not.
+pub const PURGED_DIR: &str = "purged";
+
+/// Whether the run's personal data was destroyed (see `crate::purge`).
+pub fn is_purged(run_dir: &Path) -> bool {
+    run_dir.join(PURGED_DIR).is_dir()
+}
+
+/// Where a run's checkpoint is: in the run directory, or, once purged, the purge's copy.
+pub fn checkpoint_dir(run_dir: &Path) -> PathBuf {
+    if is_purged(run_dir) {
+        run_dir.join(PURGED_DIR).join(CHECKPOINT_DIR)
+    } else {
+        run_dir.join(CHECKPOINT_DIR)
+    }
+}
+
+/// Refuses what would send (or collect) for a purged run: its recipients are gone.
+pub fn refuse_purged(run_dir: &Path, what: &str) -> Result<()> {
+    if is_purged(run_dir) {
+        bail!(Refusal(format!(
+            "{} was purged (its recipients' names, variables and numbers were destroyed): it cannot be {what}; its totals still report",
+            run_dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Takes a run directory for a new run: a new folder (created owner-only), an existing empty
 /// one (its mode left as it is), or one whose earlier run stopped before it recorded anything to
 /// send (killed while reading its input). Answers whether the folder was created here.
 pub(super) fn claim_run_dir(run_dir: &Path) -> Result<bool> {
+    refuse_purged(run_dir, "used for a new run")?;
     let checkpoint_dir = run_dir.join(CHECKPOINT_DIR);
     if checkpoint_dir.exists() {
         let recorded = Checkpoint::open(&checkpoint_dir, false)?.meta()?.is_some();

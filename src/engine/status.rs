@@ -3,7 +3,7 @@
 use super::budget::Spend;
 use super::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, ChunkState, RunMeta};
 use super::events::{Event, Pace, PauseCause, Sink};
-use super::{Refusal, CHECKPOINT_DIR};
+use super::Refusal;
 use crate::campaign::Lane;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -191,7 +191,7 @@ pub fn status_from(
 
 /// `msgbatch status`: where every row stands, from the checkpoint alone.
 pub fn status(run_dir: &Path) -> Result<Status> {
-    let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
+    let checkpoint = Checkpoint::open(&crate::engine::checkpoint_dir(run_dir), false)?;
     let meta = checkpoint.meta()?.ok_or_else(|| {
         Refusal(format!(
             "{} has a checkpoint but no scan yet (the run stopped while reading)",
@@ -459,7 +459,7 @@ impl Live {
 /// Where a run stands: from its checkpoint when no process holds it, else from the snapshot the
 /// running process keeps (`None` while it is still reading its input).
 pub fn look(run_dir: &Path) -> Result<Option<Snapshot>> {
-    match Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false) {
+    match Checkpoint::open(&crate::engine::checkpoint_dir(run_dir), false) {
         Ok(checkpoint) => {
             let meta = checkpoint.meta()?.ok_or_else(|| {
                 Refusal(format!(

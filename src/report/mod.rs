@@ -5,6 +5,7 @@
 
 mod csv_rows;
 mod files;
+pub mod frozen;
 mod options;
 mod parquet;
 mod row;
@@ -25,7 +26,7 @@ use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
 use crate::engine::checkpoint::{Checkpoint, ChunkKey, ChunkRecord, RecipientResult, RunMeta};
 use crate::engine::known::KnownChunks;
-use crate::engine::{self, Refusal, CHECKPOINT_DIR};
+use crate::engine::{self, Refusal};
 use crate::plan::{self, ChunkIdentity, Fate, PlannedRow, Recipient};
 use anyhow::{Context, Result};
 use csv_rows::CellTexts;
@@ -164,6 +165,8 @@ pub struct RunRows {
     meta: RunMeta,
     campaign: Campaign,
     records: std::cell::Cell<Option<HashMap<ChunkKey, ChunkRecord>>>,
+    /// A purged run's rows, read instead of the plan (its recipients are gone).
+    frozen: Option<PathBuf>,
 }
 
 /// Walks the plan and joins each row with what the checkpoint holds for it.
@@ -259,18 +262,40 @@ impl<F: FnMut(Walked<'_>) -> Result<()>> plan::Visitor for Joiner<'_, F> {
 
 impl RunRows {
     pub fn open(run_dir: &Path) -> Result<RunRows> {
-        let checkpoint = Checkpoint::open(&run_dir.join(CHECKPOINT_DIR), false)?;
+        let checkpoint = Checkpoint::open(&crate::engine::checkpoint_dir(run_dir), false)?;
         let meta = checkpoint
             .meta()?
             .ok_or_else(|| Refusal(format!("{} holds no scan yet: nothing was sent", run_dir.display())))?;
         let campaign = Campaign::load(&meta.campaign_file)?;
-        let records = engine::verified_chunk_records(&checkpoint, &campaign, &meta)?;
+        let (records, frozen) = if engine::is_purged(run_dir) {
+            // Nothing left to check the chunks against: the purge kept them as they were.
+            let rows = run_dir.join(engine::PURGED_DIR).join(frozen::FROZEN_ROWS);
+            (checkpoint.chunk_records()?, Some(rows))
+        } else {
+            (engine::verified_chunk_records(&checkpoint, &campaign, &meta)?, None)
+        };
         Ok(RunRows {
             checkpoint,
             meta,
             campaign,
             records: std::cell::Cell::new(Some(records)),
+            frozen,
         })
+    }
+
+    /// The checkpoint the rows are read with.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        &self.checkpoint
+    }
+
+    /// The run's meta record (its scan, its campaign file).
+    pub fn meta(&self) -> &RunMeta {
+        &self.meta
+    }
+
+    /// Whether the rows come from a purge (no recipient, no name, numbers masked).
+    pub fn purged(&self) -> bool {
+        self.frozen.is_some()
     }
 
     pub fn campaign(&self) -> &Campaign {
@@ -299,6 +324,19 @@ impl RunRows {
             prices_known: self.campaign.prices.is_some(),
             ..Summary::default()
         };
+        if let Some(path) = &self.frozen {
+            let mut summary = summary;
+            let mut on_row = on_row;
+            frozen::read(path, |row, sent_at| {
+                summary.tally(&row, sent_at);
+                on_row(Walked {
+                    row,
+                    recipient: None,
+                    sent_at,
+                })
+            })?;
+            return Ok(summary);
+        }
         let mut joiner = Joiner {
             campaign: &self.campaign,
             checkpoint: &self.checkpoint,

@@ -102,8 +102,7 @@ pub async fn check_page(
         .map(|campaign| phone_view::sender(&campaign, w))
         .unwrap_or_default();
     let phones = check.as_ref().map_or_else(Vec::new, |check| {
-        check
-            .previews
+        check::previews_of(&console.workspace, &id, check)
             .iter()
             .map(|preview| Phone::of(preview, &sender, w))
             .collect()

@@ -99,6 +99,7 @@ pub fn router(console: Shared) -> Router {
         .route("/statement/{month}/{name}", get(statement::download))
         .route("/month", get(month::page).post(month::set))
         .route("/month/cap", post(month::set_cap))
+        .route("/month/retention", post(month::set_retention))
         .route("/notifications", get(notifications::page).post(notifications::add))
         .route("/notifications/{id}/remove", post(notifications::remove))
         .route("/opt-outs", get(opt_outs::page))

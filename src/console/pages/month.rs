@@ -52,12 +52,17 @@ struct MonthPage {
     cap_text: String,
     cap_times: String,
     cap_days: String,
+    retention_text: String,
+    retention_days: String,
 }
 
 pub async fn page(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
     let setting = console.months.setting();
     let cap = crate::console::frequency::rule(&console.store)?;
+    let retention = crate::console::retention::days(&console.store)?;
     render(MonthPage {
+        retention_text: retention_text(signed.words, retention),
+        retention_days: retention.map(|days| days.to_string()).unwrap_or_default(),
         cap_text: cap_text(signed.words, cap),
         cap_times: cap.map(|rule| rule.times.to_string()).unwrap_or_default(),
         cap_days: cap.map_or_else(|| "7".to_string(), |rule| rule.days.to_string()),
@@ -134,6 +139,58 @@ pub async fn set_cap(
         &cap_text(&crate::console::words::EN, rule),
     )?;
     Ok(to("/month#cap".into()))
+}
+
+/// The retention in words.
+fn retention_text(w: &Words, days: Option<u32>) -> String {
+    match days {
+        Some(days) => crate::console::words::fill(w.retention_rule, &[("days", &days.to_string())]),
+        None => w.retention_kept.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct RetentionForm {
+    #[serde(default)]
+    days: String,
+}
+
+/// An administrator sets how long personal data is kept (empty: kept); runs past it are purged
+/// at once, then every hour.
+pub async fn set_retention(
+    Console(console): Console<Shared>,
+    posted: Posted<RetentionForm, Admin>,
+) -> Result<Response, ConsoleError> {
+    let Admin(signed) = posted.signed;
+    let days = read_retention(&posted.form)?;
+    crate::console::retention::set_days(&console.store, days)?;
+    console.store.audit(
+        &signed.user.name,
+        "retention",
+        None,
+        &retention_text(&crate::console::words::EN, days),
+    )?;
+    let sweeping = console.clone();
+    tokio::spawn(async move {
+        if let Err(error) = crate::console::retention::sweep(&sweeping).await {
+            tracing::error!("retention: {error}");
+        }
+    });
+    Ok(to("/month#retention".into()))
+}
+
+fn read_retention(form: &RetentionForm) -> Result<Option<u32>, ConsoleError> {
+    let typed = form.days.trim();
+    if typed.is_empty() {
+        return Ok(None);
+    }
+    match typed.parse::<u32>() {
+        Ok(days) if days <= crate::console::retention::MAX_DAYS => Ok(Some(days)),
+        _ => Err(ConsoleError::invalid(
+            |w| w.refuse_retention,
+            vec![("typed", format!("{typed:?}").into())],
+        )),
+    }
 }
 
 /// The cap as typed: empty messages for off; otherwise both figures within the rule's bounds.
@@ -237,6 +294,17 @@ mod tests {
         assert_eq!(read_cap(&cap(" 2 ", "7")).unwrap(), Some(CapRule { times: 2, days: 7 }));
         for (times, days) in [("0", "7"), ("2", "0"), ("2", "366"), ("two", "7"), ("2", "")] {
             assert!(read_cap(&cap(times, days)).is_err(), "{times} / {days}");
+        }
+    }
+
+    #[test]
+    fn the_retention_is_days_or_kept() {
+        let form = |days: &str| RetentionForm { days: days.into() };
+        assert_eq!(read_retention(&form("")).unwrap(), None);
+        assert_eq!(read_retention(&form(" 30 ")).unwrap(), Some(30));
+        assert_eq!(read_retention(&form("0")).unwrap(), Some(0));
+        for typed in ["-1", "3651", "thirty", "1.5"] {
+            assert!(read_retention(&form(typed)).is_err(), "{typed}");
         }
     }
 

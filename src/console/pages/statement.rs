@@ -188,7 +188,7 @@ async fn make(
     let mut sending = Vec::new();
     for record in records.iter().filter(|record| record.state.has_run()) {
         let run_dir = console.workspace.run_dir(&record.id);
-        if !run_dir.join(crate::engine::CHECKPOINT_DIR).exists() {
+        if !crate::engine::checkpoint_dir(&run_dir).exists() {
             continue;
         }
         if crate::console::runner::active(console, &record.id).is_some() {

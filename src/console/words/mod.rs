@@ -233,6 +233,14 @@ pub struct Words {
     pub cap_days_field: &'static str,
     pub cap_save: &'static str,
     pub refuse_cap: &'static str,
+    pub retention_title: &'static str,
+    pub retention_intro: &'static str,
+    pub retention_kept: &'static str,
+    pub retention_rule: &'static str,
+    pub retention_field: &'static str,
+    pub retention_save: &'static str,
+    pub refuse_retention: &'static str,
+    pub purged_note: &'static str,
     pub notice_line: &'static str,
     pub notice_workspace: &'static str,
     pub notice_figures: &'static str,
@@ -499,6 +507,11 @@ impl Words {
     /// How a run ended, as its record keeps it, in words (see the live view's `end_words`).
     pub fn run_end(&self, end: &str) -> String {
         ends::end_words(self, end)
+    }
+
+    /// When the run's personal data was destroyed, in Korean wall time.
+    pub fn purged(&self, at: &str) -> String {
+        fill(self.purged_note, &[("at", &crate::campaign::quiet::wall_time(at))])
     }
 
     /// A person's role (`approver`) in words.
