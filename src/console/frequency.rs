@@ -31,22 +31,26 @@ pub fn history_dir(workspace: &Workspace) -> PathBuf {
 
 /// Makes the campaign read the numbers the cap holds back today, when it advertises and the
 /// cap is on; removes the list otherwise. Called by the check and by a fresh start (a resume
-/// keeps the list its run began with), before the campaign is composed. Answers how many
-/// numbers the list holds.
-pub fn place(workspace: &Workspace, id: &str, campaign: &Campaign, rule: Option<CapRule>) -> Result<u64, ConsoleError> {
+/// keeps the list its run began with), before the campaign is composed.
+pub fn place(workspace: &Workspace, id: &str, campaign: &Campaign, rule: Option<CapRule>) -> Result<(), ConsoleError> {
     let snapshot = workspace.campaign_dir(id).join(SNAPSHOT_FILE);
-    match rule.filter(|_| campaign.is_advertising()) {
-        Some(rule) => history::write_capped(&history_dir(workspace), rule, crate::plan::capped::today(), &snapshot)
-            .map_err(ConsoleError::from),
-        None => {
-            match std::fs::remove_file(&snapshot) {
-                Ok(()) => {}
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-                Err(error) => return Err(ConsoleError::from_io(error)),
-            }
-            Ok(0)
-        }
+    match std::fs::remove_file(&snapshot) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(ConsoleError::from_io(error)),
     }
+    let Some(rule) = rule.filter(|_| campaign.is_advertising()) else {
+        return Ok(());
+    };
+    let dir = history_dir(workspace);
+    let today = crate::plan::capped::today();
+    let kept = history::capped_list(&dir, rule, today).map_err(ConsoleError::from)?;
+    // A link to the kept list (it is replaced, never changed, so the campaign's copy stays as
+    // checked); made again in the folder when the kept one went away meanwhile.
+    if std::fs::hard_link(&kept, &snapshot).is_err() {
+        history::write_capped(&dir, rule, today, &snapshot).map_err(ConsoleError::from)?;
+    }
+    Ok(())
 }
 
 /// Whether a campaign folder holds a placed list (composing then names it).
@@ -57,12 +61,25 @@ pub fn placed(dir: &Path) -> bool {
 /// Records what the service accepted of a campaign's run in the history (replacing what an
 /// earlier end of the same run recorded). A notification campaign records an empty segment:
 /// nothing is counted, and the run is known to be recorded.
-pub fn record_run(workspace: &Workspace, id: &str) -> anyhow::Result<u64> {
+/// With the cap on, the list of held-back numbers is made again at once, so that the next check
+/// finds it ready.
+pub fn record_run(workspace: &Workspace, id: &str, rule: Option<CapRule>) -> anyhow::Result<u64> {
     let run_dir = workspace.run_dir(id);
-    match history::sends_of_run(&run_dir)? {
-        Some(sends) => history::write_segment(&history_dir(workspace), id, sends),
-        None => history::write_segment(&history_dir(workspace), id, Vec::new()),
+    let dir = history_dir(workspace);
+    let recorded = history::write_segment(&dir, id, history::sends_of_run(&run_dir)?.unwrap_or_default())?;
+    if let Some(rule) = rule {
+        history::capped_list(&dir, rule, crate::plan::capped::today())?;
     }
+    Ok(recorded)
+}
+
+/// Makes today's list of held-back numbers ahead of any check (the console's hourly sweep calls
+/// it, so that the first check of a day seldom makes it).
+pub fn keep_ready(store: &Store, workspace: &Workspace) -> anyhow::Result<()> {
+    if let Some(rule) = rule(store)? {
+        history::capped_list(&history_dir(workspace), rule, crate::plan::capped::today())?;
+    }
+    Ok(())
 }
 
 /// At the console's start: every run that ended since without its sends in the history (the
@@ -86,7 +103,7 @@ pub fn record_ended(store: &Store, workspace: &Workspace) -> anyhow::Result<usiz
             continue;
         }
         if again || !history::segment_path(&dir, &record.id).exists() {
-            record_run(workspace, &record.id)?;
+            record_run(workspace, &record.id, rule(store)?)?;
             recorded += 1;
         }
     }

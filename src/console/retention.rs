@@ -1,4 +1,4 @@
-//! Personal data kept only as long as it may be: an administrator's retention (days after a run's last answer), after which the console purges each ended run (`crate::purge`) and destroys what its campaign folder and test sends hold of the recipients, keeping totals, charges, the statement and the audit. Swept when the console starts, when the retention is set, and every hour.
+//! Personal data kept only as long as it may be: an administrator's retention (days after a run's last answer), after which the console purges each ended run (`crate::purge`) and destroys what its campaign folder and test sends hold of the recipients, keeping totals, charges, the statement and the audit. Swept when the console starts, when the retention is set, and every hour (the hourly task also makes the day's frequency-cap list ahead of the checks).
 
 use super::campaigns::{CampaignRecord, State};
 use super::error::ConsoleError;
@@ -29,6 +29,12 @@ pub fn spawn(console: &Shared) {
             let Some(console) = weak.upgrade() else { break };
             if let Err(error) = sweep(&console).await {
                 tracing::error!("retention: {error}");
+            }
+            let (store, workspace) = (console.clone(), console.workspace.clone());
+            let ready =
+                tokio::task::spawn_blocking(move || super::frequency::keep_ready(&store.store, &workspace)).await;
+            if let Ok(Err(error)) = ready {
+                tracing::error!("frequency cap: {error:#}");
             }
             drop(console);
             tokio::time::sleep(SWEEP_EVERY).await;

@@ -421,7 +421,8 @@ async fn finish(
 /// its report stand).
 async fn record_sends(console: &Console, id: &str) {
     let (workspace, task_id) = (console.workspace.clone(), id.to_string());
-    let recorded = waiting_for_run_dir(move || super::frequency::record_run(&workspace, &task_id)).await;
+    let rule = super::frequency::rule(&console.store).ok().flatten();
+    let recorded = waiting_for_run_dir(move || super::frequency::record_run(&workspace, &task_id, rule)).await;
     if let Err(error) = recorded {
         tracing::error!("campaign {id}: cannot record its sends for the frequency cap: {error:#}");
     }

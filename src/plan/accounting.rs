@@ -192,9 +192,11 @@ impl RejectsWriter {
     }
 
     pub fn write(&mut self, row: u64, rejection: &Rejection) -> Result<(), PlanError> {
+        // Every rejected row (and every row the frequency cap holds back) passes here.
+        let mut number = itoa::Buffer::new();
         self.writer
             .write_record([
-                row.to_string().as_str(),
+                number.format(row),
                 &spreadsheet_safe(&rejection.column),
                 rejection.reason.as_str(),
                 &spreadsheet_safe(&rejection.detail),

@@ -204,17 +204,9 @@ pub fn account(
         inspect: &'a mut I,
         phone_column: &'a str,
         cap: Option<capped::CapRule>,
-    }
-    impl<F, I> Accountant<'_, F, I> {
-        /// How rejects.csv lists a row the frequency cap held back: the rule and the number's
-        /// last send.
-        fn capped_rejection(&self, mark: capped::CapMark) -> Rejection {
-            Rejection {
-                reason: RejectReason::FrequencyCap,
-                column: self.phone_column.to_string(),
-                detail: self.cap.map(|rule| rule.detail(mark)).unwrap_or_default(),
-            }
-        }
+        /// The line of each mark met so far: marks repeat (a few days, a few counts) and the
+        /// rows held back may be half a list.
+        capped_lines: std::collections::HashMap<capped::CapMark, Rejection>,
     }
     impl<F: FnMut(u64), I: FnMut(&PlannedRow)> Visitor for Accountant<'_, F, I> {
         type Error = PlanError;
@@ -223,7 +215,17 @@ pub fn account(
             (self.inspect)(&row);
             match &row.fate {
                 Fate::Rejected(rejection) => self.rejects.write(row.row.row, rejection),
-                Fate::Capped(mark) => self.rejects.write(row.row.row, &self.capped_rejection(*mark)),
+                Fate::Capped(mark) => {
+                    // How rejects.csv lists a row the frequency cap held back: the rule and the
+                    // number's last send.
+                    let (column, cap) = (self.phone_column, self.cap);
+                    let line = self.capped_lines.entry(*mark).or_insert_with(|| Rejection {
+                        reason: RejectReason::FrequencyCap,
+                        column: column.to_string(),
+                        detail: cap.map(|rule| rule.detail(*mark)).unwrap_or_default(),
+                    });
+                    self.rejects.write(row.row.row, line)
+                }
                 _ => Ok(()),
             }
         }
@@ -244,6 +246,7 @@ pub fn account(
         inspect: &mut inspect,
         phone_column: &campaign.recipients.phone_column,
         cap,
+        capped_lines: std::collections::HashMap::new(),
     };
     let scan = walk(campaign, &mut accountant)?;
     accountant.rejects.finish()?;

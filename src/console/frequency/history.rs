@@ -151,7 +151,10 @@ pub fn write_capped(dir: &Path, rule: CapRule, today: u32, out: &Path) -> Result
             segments.push(segment);
         }
     }
-    let staged = out.with_extension("tmp");
+    // Two checks may make the same list at once: each writes a file of its own.
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let staged = out.with_extension(format!("{}-{made}.tmp", std::process::id()));
     let file = crate::files::create_private(&staged).with_context(|| format!("cannot write {}", staged.display()))?;
     let mut writer = CappedWriter::new(file, rule, today)?;
     let mut heap = BinaryHeap::with_capacity(segments.len());
@@ -199,6 +202,59 @@ pub fn write_capped(dir: &Path, rule: CapRule, today: u32, out: &Path) -> Result
     file.sync_all()?;
     std::fs::rename(&staged, out).with_context(|| format!("cannot write {}", out.display()))?;
     Ok(written)
+}
+
+/// The capped list of `rule` on `today` for the history as it stands, made once and kept in the
+/// history's folder until a segment changes (or the rule, or the day): a check then only links
+/// it. Older lists are deleted when a new one is made.
+pub fn capped_list(dir: &Path, rule: CapRule, today: u32) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let name = format!(
+        "{CACHE_PREFIX}{}-{}-{today}-{:016x}.bin",
+        rule.times,
+        rule.days,
+        history_state(dir)?
+    );
+    let path = dir.join(&name);
+    if path.exists() {
+        return Ok(path);
+    }
+    write_capped(dir, rule, today, &path)?;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let other = entry.file_name().to_string_lossy().into_owned();
+        if other.starts_with(CACHE_PREFIX) && other != name {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(path)
+}
+
+const CACHE_PREFIX: &str = "capped-";
+
+/// What the segments are now: each one's name, length and time of change, digested.
+fn history_state(dir: &Path) -> Result<u64> {
+    let mut segments = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some(EXTENSION) {
+            continue;
+        }
+        let meta = entry.metadata()?;
+        let changed = meta
+            .modified()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        segments.push((entry.file_name(), meta.len(), changed));
+    }
+    segments.sort();
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for (name, len, changed) in segments {
+        hasher.update(name.as_encoded_bytes());
+        hasher.update(&len.to_le_bytes());
+        hasher.update(&changed.to_le_bytes());
+    }
+    Ok(hasher.digest())
 }
 
 /// The sends of a run: every row the service took (or sent a fallback for), on the day it
@@ -278,6 +334,27 @@ mod tests {
             HEADER as u64 + 8
         );
         assert_eq!(list.len(), 1);
+    }
+
+    #[test]
+    fn a_kept_list_is_used_until_a_segment_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("history");
+        let a = number_key("01011112222").unwrap();
+        write_segment(&history, "c1", vec![packed(a, 100)]).unwrap();
+        let rule = CapRule::new(1, 7).unwrap();
+        let first = capped_list(&history, rule, 101).unwrap();
+        assert_eq!(capped_list(&history, rule, 101).unwrap(), first, "kept");
+        assert_ne!(capped_list(&history, rule, 102).unwrap(), first, "another day");
+        assert!(!first.exists(), "the older list is deleted");
+        let b = number_key("01033334444").unwrap();
+        write_segment(&history, "c2", vec![packed(b, 102)]).unwrap();
+        let again = capped_list(&history, rule, 102).unwrap();
+        assert_eq!(
+            CappedList::load(&again).unwrap().len(),
+            2,
+            "a new segment makes it again"
+        );
     }
 
     #[test]

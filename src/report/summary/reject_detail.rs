@@ -17,9 +17,9 @@ fn korean(detail: &str) -> Option<String> {
         return Some("비어 있음".into());
     }
     if let Some((last, rest)) = between_pair(detail, "last sent ", "; ", " sends in ") {
-        let (days, times) = rest.1.split_once(" days, at most ")?;
+        let (days, times) = rest.1.strip_suffix(')')?.split_once(" days (at most ")?;
         return Some(format!(
-            "마지막 발송 {last}; {days}일 동안 {}회 발송, 최대 {times}회",
+            "마지막 발송 {last}; {days}일 동안 {}회 발송 (최대 {times}회)",
             rest.0
         ));
     }
@@ -183,8 +183,8 @@ mod tests {
             "EUC-KR 2001바이트, LMS 한도 2000바이트 초과"
         );
         assert_eq!(
-            reject_detail("last sent 2026-11-20; 3 sends in 7 days, at most 2", Lang::Ko),
-            "마지막 발송 2026-11-20; 7일 동안 3회 발송, 최대 2회"
+            reject_detail("last sent 2026-11-20; 3 sends in 7 days (at most 2)", Lang::Ko),
+            "마지막 발송 2026-11-20; 7일 동안 3회 발송 (최대 2회)"
         );
     }
 
