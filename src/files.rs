@@ -27,6 +27,19 @@ pub fn create_private(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Deletes a file or a folder with everything in it; one that is not there is no error.
+pub fn remove_any(path: &Path) -> io::Result<()> {
+    let removed = if path.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    match removed {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 /// Creates a folder (and its parents) with mode 0700 for the last one.
 pub fn create_private_dir(path: &Path) -> io::Result<()> {
     std::fs::create_dir_all(path)?;

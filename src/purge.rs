@@ -160,16 +160,7 @@ fn clean(run_dir: &Path, report: &ReportOptions) -> Result<()> {
 }
 
 fn remove(path: &Path) -> Result<()> {
-    let removed = if path.is_dir() {
-        std::fs::remove_dir_all(path)
-    } else {
-        std::fs::remove_file(path)
-    };
-    match removed {
-        Ok(()) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(error).with_context(|| format!("cannot delete {}", path.display())),
-    }
+    crate::files::remove_any(path).with_context(|| format!("cannot delete {}", path.display()))
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {

@@ -5,23 +5,6 @@ mod common;
 use common::console::{approved, between, html_unescape, team, until_ended, uploaded, Browser, NOTIFICATION};
 use reqwest::StatusCode;
 
-/// An advertising SMS (quiet hours only warned of, so that the test runs at any hour).
-const ADVERT: &str = r##"name = "winter-sale"
-kind = "sms"
-[message]
-service = 3001
-text = "(광고) #{이름}님 겨울 세일 무료거부 0801234567"
-callback_no = "0212345678"
-advertising = true
-
-[recipients]
-path = "r.csv"
-name = "name"
-
-[send]
-quiet_hours = "warn"
-"##;
-
 /// People `from..from + n` (010-7300-xxxx), with an order number for the notification.
 fn people(range: std::ops::Range<usize>) -> String {
     let mut csv = String::from("phone,name,order\n");
@@ -103,7 +86,8 @@ async fn the_cap_holds_back_numbers_sent_to_lately_at_the_check_and_again_at_the
     assert!(month.contains("<strong>Off</strong>"), "{month}");
 
     // An editor cannot set the cap's list in a campaign's settings.
-    let sneaky = ADVERT.replace("name = \"name\"\n", "name = \"name\"\nfrequency_capped = \"r.csv\"\n");
+    let sneaky =
+        common::console::ADVERTISING.replace("name = \"name\"\n", "name = \"name\"\nfrequency_capped = \"r.csv\"\n");
     team.editor.page("/campaigns/new").await;
     let form = reqwest::multipart::Form::new()
         .text("csrf", team.editor.csrf.clone())
@@ -123,7 +107,7 @@ async fn the_cap_holds_back_numbers_sent_to_lately_at_the_check_and_again_at_the
     );
 
     // The first advertising campaign reaches 0..4 while the cap is off.
-    let first = uploaded(&mut team.editor, ADVERT, &people(0..4)).await;
+    let first = uploaded(&mut team.editor, common::console::ADVERTISING, &people(0..4)).await;
     approved(&mut team, &first).await;
     assert_eq!(sent(&mut team, &first).await, "done");
 
@@ -140,7 +124,7 @@ async fn the_cap_holds_back_numbers_sent_to_lately_at_the_check_and_again_at_the
     assert_eq!(sent(&mut team, &notice).await, "done");
 
     // The second advertising campaign, to 2..6: 2 and 3 had one advertising message today.
-    let second = uploaded(&mut team.editor, ADVERT, &people(2..6)).await;
+    let second = uploaded(&mut team.editor, common::console::ADVERTISING, &people(2..6)).await;
     team.editor.page(&format!("/campaigns/{second}")).await;
     team.editor.post(&format!("/campaigns/{second}/check"), &[]).await;
     assert_eq!(
@@ -177,13 +161,13 @@ async fn the_cap_holds_back_numbers_sent_to_lately_at_the_check_and_again_at_the
     assert_eq!(held_rows, expected, "{rejects}");
 
     // The third, to 6..8, is checked and approved while nobody there was sent anything...
-    let third = uploaded(&mut team.editor, ADVERT, &people(6..8)).await;
+    let third = uploaded(&mut team.editor, common::console::ADVERTISING, &people(6..8)).await;
     approved(&mut team, &third).await;
     assert!(!checked_line(&mut team.editor, &third).await.contains("capped"));
     // ...then the second reaches 4..6 (and 6 is not in it), and a fourth reaches 6 first.
     approved(&mut team, &second).await;
     assert_eq!(sent(&mut team, &second).await, "done");
-    let fourth = uploaded(&mut team.editor, ADVERT, &people(6..7)).await;
+    let fourth = uploaded(&mut team.editor, common::console::ADVERTISING, &people(6..7)).await;
     approved(&mut team, &fourth).await;
     assert_eq!(sent(&mut team, &fourth).await, "done");
     // The third's start applies the rule as it stands now: 6 is held back, 7 is sent.
@@ -223,7 +207,7 @@ async fn the_cap_holds_back_numbers_sent_to_lately_at_the_check_and_again_at_the
     let console = common::console::TestConsole::start(&workspace).await;
     let mut editor = console.browser();
     editor.sign_in("mina", common::console::PASSWORD).await;
-    let fifth = uploaded(&mut editor, ADVERT, &people(0..8)).await;
+    let fifth = uploaded(&mut editor, common::console::ADVERTISING, &people(0..8)).await;
     editor.page(&format!("/campaigns/{fifth}")).await;
     editor.post(&format!("/campaigns/{fifth}/check"), &[]).await;
     assert_eq!(

@@ -10,24 +10,6 @@ use common::process::SandboxProcess;
 use reqwest::multipart::{Form, Part};
 use reqwest::StatusCode;
 
-/// An advertising SMS campaign; quiet hours only warn, so the test runs at any hour.
-const ADVERTISING: &str = r##"name = "winter-sale"
-kind = "sms"
-[message]
-service = 3001
-text = "(광고) #{이름}님 겨울 세일 무료거부 0801234567"
-callback_no = "0212345678"
-advertising = true
-
-[recipients]
-path = "r.csv"
-name = "name"
-
-[send]
-quiet_hours = "warn"
-
-"##;
-
 /// Six people, 010-4000-0001 to 0006, with an order number each.
 fn people_csv() -> String {
     let mut csv = String::from("phone,name,order\n");
@@ -116,7 +98,7 @@ async fn the_opt_out_list_keeps_advertising_from_its_numbers_and_voids_an_approv
     );
 
     // The check of an advertising campaign says how many rows the list removed.
-    let advertising = new_campaign(&mut team.editor, ADVERTISING, "winter-sale").await;
+    let advertising = new_campaign(&mut team.editor, common::console::ADVERTISING, "winter-sale").await;
     approved(&mut team, &advertising).await;
     let line = opted_out_line(&mut team.editor, &advertising).await;
     assert!(line.contains(": 2 ") && line.contains("list of 2"), "{line}");
@@ -508,7 +490,7 @@ async fn the_edit_page_is_a_form_of_the_kind_with_the_text_measured_and_parquet_
     use polars::prelude::*;
     let dir = tempfile::tempdir().unwrap();
     let mut team = team(dir.path()).await;
-    let id = new_campaign(&mut team.editor, ADVERTISING, "winter-sale").await;
+    let id = new_campaign(&mut team.editor, common::console::ADVERTISING, "winter-sale").await;
 
     // The SMS form: the text with its EUC-KR size, the sender number, the advertising flag,
     // the price; what the form shows is not repeated in the other settings.

@@ -4,7 +4,6 @@ mod common;
 
 use common::console::{approved, between, slow, stop_from_live, team, until_ended, uploaded, Browser, SMS};
 use reqwest::StatusCode;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Five people with names of their own, one of them twice, and one row that is not a number.
@@ -36,30 +35,6 @@ fn personal_texts() -> Vec<String> {
         texts.push(format!("보관고객{i}"));
     }
     texts
-}
-
-fn holding(dir: &Path, texts: &[String]) -> Vec<(PathBuf, String)> {
-    let mut found = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            for text in texts {
-                if bytes.windows(text.len()).any(|window| window == text.as_bytes()) {
-                    found.push((path.clone(), text.clone()));
-                }
-            }
-        }
-    }
-    found
 }
 
 async fn set_retention(admin: &mut Browser, days: &str) {
@@ -122,7 +97,7 @@ async fn a_run_past_the_retention_keeps_its_totals_and_nothing_personal() {
 
     let texts = personal_texts();
     assert!(
-        !holding(&workspace, &texts).is_empty(),
+        !common::console::files_holding(&workspace, &texts).is_empty(),
         "names and numbers are kept until the retention is set"
     );
     let (_, results) = team.viewer.page(&format!("/campaigns/{id}/results")).await;
@@ -133,7 +108,7 @@ async fn a_run_past_the_retention_keeps_its_totals_and_nothing_personal() {
     assert!(page.contains("Personal data destroyed on"), "{page}");
 
     // Nothing personal is left of it anywhere in the workspace.
-    assert_eq!(holding(&workspace, &texts), Vec::new());
+    assert_eq!(common::console::files_holding(&workspace, &texts), Vec::new());
     let folder: Vec<String> = std::fs::read_dir(workspace.join("campaigns").join(&id))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

@@ -86,28 +86,6 @@ fn personal_texts(dir: &Path) -> Vec<String> {
     texts
 }
 
-/// Every file under `dir` that holds one of `texts`, with the text.
-fn holding(dir: &Path, texts: &[String]) -> Vec<(PathBuf, String)> {
-    let mut found = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            for text in texts {
-                if bytes.windows(text.len()).any(|window| window == text.as_bytes()) {
-                    found.push((path.clone(), text.clone()));
-                }
-            }
-        }
-    }
-    found
-}
-
 #[test]
 fn a_purged_run_holds_no_name_or_number_and_still_reports_reconciles_and_sums() {
     let runs = Runs::new();
@@ -115,7 +93,7 @@ fn a_purged_run_holds_no_name_or_number_and_still_reports_reconciles_and_sums() 
     let before = runs.report(&run_dir);
     let texts = personal_texts(runs.dir.path());
     assert!(
-        !holding(&run_dir, &texts).is_empty(),
+        !common::console::files_holding(&run_dir, &texts).is_empty(),
         "the report names the recipients before"
     );
     let ledger = runs.dir.path().join("ledger.json");
@@ -134,7 +112,11 @@ fn a_purged_run_holds_no_name_or_number_and_still_reports_reconciles_and_sums() 
         "names the input left to its owner: {}",
         purged.show()
     );
-    assert_eq!(holding(&run_dir, &texts), Vec::new(), "no name or number left");
+    assert_eq!(
+        common::console::files_holding(&run_dir, &texts),
+        Vec::new(),
+        "no name or number left"
+    );
 
     let after = runs.report(&run_dir);
     assert_eq!(totals(&after), totals(&before));
@@ -233,7 +215,7 @@ fn a_purge_killed_at_each_step_leaves_the_run_purged_or_not_readable_and_finishe
         );
         // The next purge finishes it.
         exec(runs.msgbatch(), &["purge", path_str(&run_dir)]).expect_code(0, point);
-        assert_eq!(holding(&run_dir, &texts), Vec::new(), "{point}");
+        assert_eq!(common::console::files_holding(&run_dir, &texts), Vec::new(), "{point}");
         assert_eq!(totals(&runs.report(&run_dir)), totals(&before), "{point}");
     }
 }

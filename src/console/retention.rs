@@ -135,14 +135,5 @@ fn is_text_file(dir: &std::path::Path, name: &str) -> bool {
 }
 
 fn remove(path: &std::path::Path) -> Result<(), ConsoleError> {
-    let removed = if path.is_dir() {
-        std::fs::remove_dir_all(path)
-    } else {
-        std::fs::remove_file(path)
-    };
-    match removed {
-        Ok(()) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(ConsoleError::from_io(error)),
-    }
+    crate::files::remove_any(path).map_err(ConsoleError::from_io)
 }

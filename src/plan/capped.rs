@@ -6,7 +6,6 @@
 //! send (u32) and its sends within the window (u16), all little-endian. Days count from
 //! 1970-01-01 in Seoul's calendar.
 
-use crate::input::phone_set::PhoneSet;
 use chrono::NaiveDate;
 use std::io::Write;
 use std::path::Path;
@@ -88,17 +87,6 @@ fn is_mobile_key(key: u64) -> bool {
     (100_000_000..200_000_000).contains(&key) || (1_000_000_000..2_000_000_000).contains(&key)
 }
 
-/// [`number_text`] written into `buffer`, with no allocation (every number of a list is read).
-fn number_digits(key: u64, buffer: &mut [u8; 11]) -> &str {
-    let length = if key >= 1_000_000_000 { 11 } else { 10 };
-    let mut rest = key;
-    for slot in buffer[..length].iter_mut().rev() {
-        *slot = b'0' + (rest % 10) as u8;
-        rest /= 10;
-    }
-    std::str::from_utf8(&buffer[..length]).expect("ASCII digits")
-}
-
 /// The number an integer of [`number_key`] stands for.
 pub fn number_text(key: u64) -> String {
     if key >= 1_000_000_000 {
@@ -127,42 +115,69 @@ pub fn day_text(day: u32) -> String {
         .to_string()
 }
 
-/// Where `key` is in ascending `keys`. Numbers spread evenly, so a guess by interpolation lands
-/// near it (a few probes where a binary search misses the cache some twenty times in a list of a
-/// million); every other step halves the range, so a list that does not spread evenly still
-/// takes no more than twice a binary search's steps.
-fn find(keys: &[u64], key: u64) -> Option<usize> {
-    let (mut low, mut high) = (0usize, keys.len());
-    let mut interpolate = true;
-    while high - low > 8 {
-        let (first, last) = (keys[low], keys[high - 1]);
-        if key < first || key > last {
-            return None;
+/// Ascending keys found through a table of where each stretch of the key range starts: one
+/// small read in the table (it stays in the cache) and a few keys beside each other, where a
+/// binary search over a list of a million numbers misses the cache some twenty times.
+struct KeyIndex {
+    keys: Vec<u64>,
+    /// `starts[b]`: the first key of stretch `b`; one more entry for the end.
+    starts: Vec<u32>,
+    first: u64,
+    span: u128,
+}
+
+impl KeyIndex {
+    fn new(keys: Vec<u64>) -> KeyIndex {
+        let (first, last) = (keys.first().copied().unwrap_or(0), keys.last().copied().unwrap_or(0));
+        let stretches = (keys.len() / 4).max(1);
+        let span = u128::from(last - first) + 1;
+        let mut starts = vec![0u32; stretches + 1];
+        let mut stretch = 0;
+        for (at, key) in keys.iter().enumerate() {
+            let of = KeyIndex::stretch(*key, first, span, stretches);
+            while stretch < of {
+                stretch += 1;
+                starts[stretch] = at as u32;
+            }
         }
-        let guess = if interpolate && last > first {
-            let offset = u128::from(key - first) * (high - 1 - low) as u128 / u128::from(last - first);
-            low + offset as usize
-        } else {
-            low + (high - low) / 2
-        };
-        interpolate = !interpolate;
-        match keys[guess].cmp(&key) {
-            std::cmp::Ordering::Equal => return Some(guess),
-            std::cmp::Ordering::Less => low = guess + 1,
-            std::cmp::Ordering::Greater => high = guess,
+        while stretch < stretches {
+            stretch += 1;
+            starts[stretch] = keys.len() as u32;
+        }
+        KeyIndex {
+            keys,
+            starts,
+            first,
+            span,
         }
     }
-    keys[low..high].iter().position(|&k| k == key).map(|at| low + at)
+
+    fn stretch(key: u64, first: u64, span: u128, stretches: usize) -> usize {
+        (u128::from(key - first) * stretches as u128 / span) as usize
+    }
+
+    fn find(&self, key: u64) -> Option<usize> {
+        let last = *self.keys.last()?;
+        if key < self.first || key > last {
+            return None;
+        }
+        let stretch = KeyIndex::stretch(key, self.first, self.span, self.starts.len() - 1);
+        let (low, high) = (self.starts[stretch] as usize, self.starts[stretch + 1] as usize);
+        self.keys[low..high].binary_search(&key).ok().map(|at| low + at)
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 /// The held-back numbers of one campaign, looked up for every valid row of its plan.
 pub struct CappedList {
     pub rule: CapRule,
     pub made_on: u32,
-    /// Membership by bitmap (every valid row asks); the marks only for the numbers held back,
-    /// found by their key in the ascending keys (see [`find`]).
-    members: PhoneSet,
-    keys: Vec<u64>,
+    /// Every valid row asks whether its number is here (see [`KeyIndex`]); the marks stand
+    /// beside the keys, in the same order.
+    keys: KeyIndex,
     marks: Vec<CapMark>,
 }
 
@@ -187,8 +202,6 @@ impl CappedList {
         if !body.len().is_multiple_of(RECORD) {
             return Err(CappedError::Truncated);
         }
-        let mut members = PhoneSet::new();
-        let mut digits = [0u8; 11];
         let mut keys = Vec::with_capacity(body.len() / RECORD);
         let mut marks = Vec::with_capacity(body.len() / RECORD);
         let mut last_key = None;
@@ -205,7 +218,6 @@ impl CappedList {
             if sends == 0 {
                 return Err(CappedError::NoSends(index + 1));
             }
-            members.insert(number_digits(key, &mut digits));
             last_key = Some(key);
             keys.push(key);
             marks.push(CapMark { last_sent, sends });
@@ -213,8 +225,7 @@ impl CappedList {
         Ok(CappedList {
             rule,
             made_on,
-            members,
-            keys,
+            keys: KeyIndex::new(keys),
             marks,
         })
     }
@@ -222,10 +233,7 @@ impl CappedList {
     /// The mark of a normalised number the cap holds back.
     #[inline]
     pub fn lookup(&self, digits: &str) -> Option<CapMark> {
-        if !self.members.contains(digits) {
-            return None;
-        }
-        let at = find(&self.keys, number_key(digits)?)?;
+        let at = self.keys.find(number_key(digits)?)?;
         Some(self.marks[at])
     }
 
@@ -234,7 +242,7 @@ impl CappedList {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.keys.len() == 0
     }
 }
 
@@ -334,30 +342,27 @@ mod tests {
     }
 
     proptest! {
-        /// `find` answers what a linear search answers, for lists spread evenly or not.
+        /// The index answers what a linear search answers, for lists spread evenly or not.
         #[test]
-        fn find_agrees_with_a_search_of_every_key(
+        fn the_index_agrees_with_a_search_of_every_key(
             keys in proptest::collection::btree_set(prop_oneof![0u64..1_000, 0u64..u64::MAX], 0..300),
             probe in any::<u64>(),
             pick in any::<prop::sample::Index>(),
         ) {
             let keys: Vec<u64> = keys.into_iter().collect();
-            prop_assert_eq!(find(&keys, probe), keys.iter().position(|&k| k == probe));
+            let index = KeyIndex::new(keys.clone());
+            prop_assert_eq!(index.find(probe), keys.iter().position(|&k| k == probe));
             if !keys.is_empty() {
                 let at = pick.index(keys.len());
-                prop_assert_eq!(find(&keys, keys[at]), Some(at));
+                prop_assert_eq!(index.find(keys[at]), Some(at));
             }
         }
 
-        /// The key check and the digits written without allocation agree with the texts.
+        /// The key check agrees with the texts.
         #[test]
         fn keys_read_as_their_texts(key in 0u64..3_000_000_000) {
             let text = number_text(key);
             prop_assert_eq!(is_mobile_key(key), number_key(&text) == Some(key));
-            if is_mobile_key(key) {
-                let mut buffer = [0u8; 11];
-                prop_assert_eq!(number_digits(key, &mut buffer), text.as_str());
-            }
         }
     }
 

@@ -38,6 +38,50 @@ path = "r.csv"
 name = "name"
 "##;
 
+/// An advertising SMS campaign (service 3001); quiet hours only warn, so a test runs at any hour.
+pub const ADVERTISING: &str = r##"name = "winter-sale"
+kind = "sms"
+[message]
+service = 3001
+text = "(광고) #{이름}님 겨울 세일 무료거부 0801234567"
+callback_no = "0212345678"
+advertising = true
+
+[recipients]
+path = "r.csv"
+name = "name"
+
+[send]
+quiet_hours = "warn"
+
+"##;
+
+/// Every file under `dir` (sled's files too, read as bytes) that holds one of `texts`, with the
+/// text: what a purge must leave none of.
+pub fn files_holding(dir: &Path, texts: &[String]) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            for text in texts {
+                if bytes.windows(text.len()).any(|window| window == text.as_bytes()) {
+                    found.push((path.clone(), text.clone()));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// `settings` sent one recipient a request, two a second: slow enough to watch a run.
 pub fn slow(settings: &str) -> String {
     format!("{settings}\n[send]\nchunk_size = 1\nmessages_per_second = 2\n")

@@ -4,7 +4,8 @@
 //! recording again never counts a send twice. Its format: `MAGIC`, the newest day it holds
 //! (u32), then one u64 a send, ascending: the number's key ([`number_key`]) in the high 32 bits
 //! and Seoul's day of the send in the low 32, little-endian. Sorted segments let the capped list
-//! be made by one streaming merge: its memory is a block a segment, whatever the history holds.
+//! be made by streaming merges, one range of keys a core: their memory is a block a segment and
+//! the numbers found, whatever the history holds.
 
 use crate::plan::capped::{number_key, CapMark, CapRule, CappedNumber, CappedWriter};
 use anyhow::{bail, Context, Result};
@@ -61,12 +62,14 @@ fn replace_segment(path: &Path, newest: u32, sends: &[u64]) -> Result<u64> {
     Ok(sends.len() as u64)
 }
 
-/// One segment read a block at a time.
+/// One segment (or a range of its keys) read a block at a time.
 struct Segment {
     file: std::fs::File,
     block: Vec<u64>,
     at: usize,
     bytes: Vec<u8>,
+    /// Bytes of sends left to read.
+    left: u64,
 }
 
 impl Segment {
@@ -79,31 +82,69 @@ impl Segment {
         if &header[..MAGIC.len()] != MAGIC {
             bail!("{}: not a history segment written by msgbatch", path.display());
         }
+        let sends = file.metadata()?.len() - HEADER as u64;
+        if !sends.is_multiple_of(8) {
+            bail!("{}: a history segment ends inside a send", path.display());
+        }
         let newest = u32::from_le_bytes(header[MAGIC.len()..].try_into().expect("four bytes"));
         let segment = Segment {
             file,
             block: Vec::with_capacity(BLOCK),
             at: 0,
             bytes: vec![0; BLOCK * 8],
+            left: sends,
         };
         Ok((segment, newest))
+    }
+
+    /// The send at `index` (the segment's sends are fixed-size: found without reading the rest).
+    fn send_at(&self, index: u64) -> Result<u64> {
+        let mut bytes = [0u8; 8];
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut bytes, HEADER as u64 + index * 8)?;
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    /// The index of the first send at or after `packed`, among `count`.
+    fn first_from(&self, packed: u64, count: u64) -> Result<u64> {
+        let (mut low, mut high) = (0u64, count);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if self.send_at(middle)? < packed {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        Ok(low)
+    }
+
+    /// Reads only the sends from `from` (packed) up to, not with, `to` (`None`: to the end).
+    fn limit_to(&mut self, from: u64, to: Option<u64>) -> Result<()> {
+        let count = self.left / 8;
+        let first = self.first_from(from, count)?;
+        let last = match to {
+            Some(to) => self.first_from(to, count)?,
+            None => count,
+        };
+        std::io::Seek::seek(&mut self.file, std::io::SeekFrom::Start(HEADER as u64 + first * 8))?;
+        self.left = (last.max(first) - first) * 8;
+        Ok(())
     }
 
     fn next(&mut self) -> Result<Option<u64>> {
         if self.at == self.block.len() {
             self.block.clear();
             self.at = 0;
+            let wanted = self.bytes.len().min(self.left as usize);
             let mut filled = 0;
-            while filled < self.bytes.len() {
-                let read = self.file.read(&mut self.bytes[filled..])?;
+            while filled < wanted {
+                let read = self.file.read(&mut self.bytes[filled..wanted])?;
                 if read == 0 {
-                    break;
+                    bail!("a history segment is shorter than it was");
                 }
                 filled += read;
             }
-            if !filled.is_multiple_of(8) {
-                bail!("a history segment ends inside a send");
-            }
+            self.left -= filled as u64;
             self.block.extend(
                 self.bytes[..filled]
                     .chunks_exact(8)
@@ -141,36 +182,86 @@ pub fn write_capped(dir: &Path, rule: CapRule, today: u32, out: &Path) -> Result
             continue;
         }
         let (segment, newest) = Segment::open(&path)?;
-        if entry.metadata()?.len() <= HEADER as u64 {
+        if segment.left == 0 {
             continue;
         }
         if newest < oldest_kept {
             drop(segment);
             replace_segment(&path, newest, &[])?;
         } else if newest >= first_day {
-            segments.push(segment);
+            segments.push((path, segment.left));
         }
     }
+    // The keys cut in as many ranges as there are cores, at the sends of the largest segment,
+    // and each range merged on its own core.
+    let parts = rayon::current_num_threads().clamp(1, 16);
+    let mut cuts = Vec::new();
+    if let Some((largest, bytes)) = segments.iter().max_by_key(|(_, bytes)| *bytes) {
+        let (segment, _) = Segment::open(largest)?;
+        let count = bytes / 8;
+        for part in 1..parts as u64 {
+            // A cut between two numbers, never inside one number's sends.
+            let key = unpacked(segment.send_at(count * part / parts as u64)?).0;
+            if cuts.last().is_none_or(|last| *last < key) {
+                cuts.push(key);
+            }
+        }
+    }
+    let mut ranges = Vec::with_capacity(cuts.len() + 1);
+    let mut from = 0u64;
+    for cut in cuts {
+        ranges.push((packed(from, 0), Some(packed(cut, 0))));
+        from = cut;
+    }
+    ranges.push((packed(from, 0), None));
+    let paths: Vec<&Path> = segments.iter().map(|(path, _)| path.as_path()).collect();
+    let found: Vec<Result<Vec<CappedNumber>>> = {
+        use rayon::prelude::*;
+        ranges
+            .par_iter()
+            .map(|(from, to)| merge_range(&paths, *from, *to, rule, today))
+            .collect()
+    };
     // Two checks may make the same list at once: each writes a file of its own.
     static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let staged = out.with_extension(format!("{}-{made}.tmp", std::process::id()));
     let file = crate::files::create_private(&staged).with_context(|| format!("cannot write {}", staged.display()))?;
     let mut writer = CappedWriter::new(file, rule, today)?;
+    for numbers in found {
+        for number in numbers? {
+            writer.push(number)?;
+        }
+    }
+    let (file, written) = writer.finish()?;
+    file.sync_all()?;
+    std::fs::rename(&staged, out).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(written)
+}
+
+/// The numbers of one range of keys that reached the rule, merged from every segment.
+fn merge_range(paths: &[&Path], from: u64, to: Option<u64>, rule: CapRule, today: u32) -> Result<Vec<CappedNumber>> {
+    let first_day = rule.first_day(today);
+    let mut segments = Vec::with_capacity(paths.len());
+    for path in paths {
+        let (mut segment, _) = Segment::open(path)?;
+        segment.limit_to(from, to)?;
+        segments.push(segment);
+    }
     let mut heap = BinaryHeap::with_capacity(segments.len());
     for (index, segment) in segments.iter_mut().enumerate() {
         if let Some(send) = segment.next()? {
             heap.push(Reverse((send, index)));
         }
     }
+    let mut found = Vec::new();
     let mut current: Option<(u64, CapMark)> = None;
-    let finish = |current: Option<(u64, CapMark)>, writer: &mut CappedWriter<std::fs::File>| -> Result<()> {
+    let mut finish = |current: Option<(u64, CapMark)>| {
         if let Some((key, mark)) = current {
             if mark.sends >= rule.times {
-                writer.push(CappedNumber { key, mark })?;
+                found.push(CappedNumber { key, mark });
             }
         }
-        Ok(())
     };
     while let Some(Reverse((send, index))) = heap.pop() {
         if let Some(next) = segments[index].next()? {
@@ -186,7 +277,7 @@ pub fn write_capped(dir: &Path, rule: CapRule, today: u32, out: &Path) -> Result
                 mark.last_sent = mark.last_sent.max(day);
             }
             _ => {
-                finish(current.take(), &mut writer)?;
+                finish(current.take());
                 current = Some((
                     key,
                     CapMark {
@@ -197,11 +288,8 @@ pub fn write_capped(dir: &Path, rule: CapRule, today: u32, out: &Path) -> Result
             }
         }
     }
-    finish(current, &mut writer)?;
-    let (file, written) = writer.finish()?;
-    file.sync_all()?;
-    std::fs::rename(&staged, out).with_context(|| format!("cannot write {}", out.display()))?;
-    Ok(written)
+    finish(current);
+    Ok(found)
 }
 
 /// The capped list of `rule` on `today` for the history as it stands, made once and kept in the
