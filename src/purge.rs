@@ -26,8 +26,14 @@ const CLEANED: &str = "cleaned";
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "purge", rename_all = "snake_case")]
 pub enum Purged {
-    /// Destroyed now: the rows kept countable, and when the run's last answer came (epoch ms).
-    Purged { rows: u64, ended_at: Option<i64> },
+    /// Destroyed now: the rows kept countable, when the run's last answer came (epoch ms), and
+    /// the summary of the report written again (for a caller that writes more from it).
+    Purged {
+        rows: u64,
+        ended_at: Option<i64>,
+        #[serde(skip)]
+        report: Option<Box<crate::report::Summary>>,
+    },
     /// Purged before (a cleaning left unfinished was finished).
     Already,
     /// Ended less than the retention ago: kept.
@@ -90,10 +96,11 @@ pub fn purge(run_dir: &Path, older_than_days: Option<u32>, report: &ReportOption
         .with_context(|| format!("cannot commit the purge of {}", run_dir.display()))?;
     sync_dir(run_dir)?;
     crate::failpoint::reached("purge-committed");
-    clean(run_dir, report)?;
+    let report = clean(run_dir, report)?.map(Box::new);
     Ok(Purged::Purged {
         rows: summary.status.rows,
         ended_at,
+        report,
     })
 }
 
@@ -139,11 +146,12 @@ fn copy_records(rows: &RunRows, staging: &Path) -> Result<()> {
 }
 
 /// After the commit: deletes everything of the run but the purge's folder, then writes the
-/// report again from the kept rows. Run again after a kill, it finishes.
-fn clean(run_dir: &Path, report: &ReportOptions) -> Result<()> {
+/// report again from the kept rows (answering its summary; nothing when cleaned before). Run
+/// again after a kill, it finishes.
+fn clean(run_dir: &Path, report: &ReportOptions) -> Result<Option<crate::report::Summary>> {
     let kept = run_dir.join(PURGED_DIR);
     if kept.join(CLEANED).exists() {
-        return Ok(());
+        return Ok(None);
     }
     for entry in std::fs::read_dir(run_dir).with_context(|| format!("cannot read {}", run_dir.display()))? {
         let entry = entry?;
@@ -152,11 +160,11 @@ fn clean(run_dir: &Path, report: &ReportOptions) -> Result<()> {
         }
     }
     crate::failpoint::reached("purge-cleaning");
-    crate::report::write(run_dir, None, report)?;
+    let summary = crate::report::write(run_dir, None, report)?;
     let marker = crate::files::create_private(&kept.join(CLEANED))?;
     marker.sync_all()?;
     sync_dir(&kept)?;
-    Ok(())
+    Ok(Some(summary))
 }
 
 fn remove(path: &Path) -> Result<()> {

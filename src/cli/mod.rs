@@ -1,4 +1,8 @@
 //! Command-line interface: argument parsing and dispatch to the sandbox and management commands.
+//!
+//! Past 600 lines on purpose: the whole command table (clap's derive) and its dispatch stay in one
+//! place, which `--help`, the manual pages and the completions are made from; what each command
+//! does lives in a module of its own.
 
 mod campaign;
 mod control;

@@ -28,7 +28,7 @@ pub fn purge(run_dirs: &[PathBuf], older_than: Option<u32>, json: bool) -> Resul
                     .unwrap_or_else(|| "nothing answered".into())
             };
             match &purged {
-                Purged::Purged { rows, ended_at } => {
+                Purged::Purged { rows, ended_at, .. } => {
                     println!(
                         "{}: purged ({} rows kept countable, numbers masked; last answer {})",
                         run_dir.display(),

@@ -59,14 +59,13 @@ pub fn placed(dir: &Path) -> bool {
 }
 
 /// Records what the service accepted of a campaign's run in the history (replacing what an
-/// earlier end of the same run recorded). A notification campaign records an empty segment:
-/// nothing is counted, and the run is known to be recorded.
-/// With the cap on, the list of held-back numbers is made again at once, so that the next check
-/// finds it ready.
-pub fn record_run(workspace: &Workspace, id: &str, rule: Option<CapRule>) -> anyhow::Result<u64> {
-    let run_dir = workspace.run_dir(id);
+/// earlier end of the same run recorded), gathered by the report's walk at the run's end or read
+/// from the run at the console's start. A notification campaign records an empty segment:
+/// nothing is counted, and the run is known to be recorded. With the cap on, the list of
+/// held-back numbers is made again at once, so that the next check finds it ready.
+pub fn record_sends(workspace: &Workspace, id: &str, sends: Vec<u64>, rule: Option<CapRule>) -> anyhow::Result<u64> {
     let dir = history_dir(workspace);
-    let recorded = history::write_segment(&dir, id, history::sends_of_run(&run_dir)?.unwrap_or_default())?;
+    let recorded = history::write_segment(&dir, id, sends)?;
     if let Some(rule) = rule {
         history::capped_list(&dir, rule, crate::plan::capped::today())?;
     }
@@ -103,7 +102,14 @@ pub fn record_ended(store: &Store, workspace: &Workspace) -> anyhow::Result<usiz
             continue;
         }
         if again || !history::segment_path(&dir, &record.id).exists() {
-            record_run(workspace, &record.id, rule(store)?)?;
+            // A notification's run is not walked: it sends nothing the cap counts.
+            let advertising = record.check.as_ref().is_some_and(|check| check.advertising);
+            let sends = if advertising {
+                history::sends_of_run(&workspace.run_dir(&record.id))?
+            } else {
+                Vec::new()
+            };
+            record_sends(workspace, &record.id, sends, rule(store)?)?;
             recorded += 1;
         }
     }

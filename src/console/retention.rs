@@ -63,12 +63,13 @@ pub async fn sweep(console: &Shared) -> Result<Vec<String>, ConsoleError> {
             continue;
         }
         let options = super::runner::report_options(console);
-        let outcome = tokio::task::spawn_blocking(move || crate::purge::purge(&run_dir, Some(days), &options))
+        let purging = run_dir.clone();
+        let outcome = tokio::task::spawn_blocking(move || crate::purge::purge(&purging, Some(days), &options))
             .await
             .map_err(ConsoleError::internal)?;
-        let rows = match outcome {
-            Ok(Purged::Purged { rows, .. }) => Some(rows),
-            Ok(Purged::Already) => None,
+        let (rows, report) = match outcome {
+            Ok(Purged::Purged { rows, report, .. }) => (Some(rows), report),
+            Ok(Purged::Already) => (None, None),
             Ok(Purged::Kept { .. }) => continue,
             // Refused (it may still send, its gateway results are not settled) or held: next sweep.
             Err(error) => {
@@ -77,7 +78,12 @@ pub async fn sweep(console: &Shared) -> Result<Vec<String>, ConsoleError> {
             }
         };
         destroy_campaign_data(console, &record.id)?;
-        super::runner::write_report(console, &record.id).await?;
+        // The purge wrote the report again: the summaries for each viewer's language come from it.
+        match report {
+            Some(summary) => super::runner::write_viewer_summaries(&run_dir, &summary, options.lang)
+                .map_err(ConsoleError::from_io)?,
+            None => super::runner::write_report(console, &record.id).await?,
+        }
         let _transition = console.transitions.lock().await;
         let mut record = super::campaigns::find(&console.store, &record.id)?;
         if let Some(run) = &mut record.run {

@@ -16,6 +16,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod reports;
+use reports::write_report_and_sends;
+pub use reports::{report_options, viewer_summary_name, write_report, write_viewer_summaries};
+
 /// Errors the live page lists, newest first (and the run's record keeps).
 const LAST_ERRORS: usize = 10;
 /// The rate is measured over this much of the recent past.
@@ -411,76 +415,7 @@ async fn finish(
         }
     }
     if recorded {
-        write_report(console, id).await?;
-        record_sends(console, id).await;
-    }
-    Ok(())
-}
-
-/// Records what the run sent in the frequency cap's history; a failure is logged (the run and
-/// its report stand).
-async fn record_sends(console: &Console, id: &str) {
-    let (workspace, task_id) = (console.workspace.clone(), id.to_string());
-    let rule = super::frequency::rule(&console.store).ok().flatten();
-    let recorded = waiting_for_run_dir(move || super::frequency::record_run(&workspace, &task_id, rule)).await;
-    if let Err(error) = recorded {
-        tracing::error!("campaign {id}: cannot record its sends for the frequency cap: {error:#}");
-    }
-}
-
-/// Writes report.csv (and report.raw.csv for programs), report.parquet, report.xlsx and the
-/// summaries into the run directory.
-pub async fn write_report(console: &Console, id: &str) -> Result<(), ConsoleError> {
-    let run_dir = console.workspace.run_dir(id);
-    let options = report_options(console);
-    let written = options.lang;
-    let summary = waiting_for_run_dir({
-        let run_dir = run_dir.clone();
-        move || crate::report::write(&run_dir, None, &options)
-    })
-    .await
-    .map_err(ConsoleError::from)?;
-    write_viewer_summaries(&run_dir, &summary, written).map_err(ConsoleError::from_io)
-}
-
-/// What the console's reports hold: summary.html in the console's language, report.raw.csv for
-/// programs, report.xlsx when the rows fit one sheet.
-pub fn report_options(console: &Console) -> crate::report::ReportOptions {
-    crate::report::ReportOptions {
-        lang: console.report_lang(),
-        csv_bom: false,
-        xlsx: crate::report::Workbook::WhenOneSheet,
-        raw_csv: crate::report::RawCsv::Write,
-    }
-}
-
-/// The file of the run's summary in one language, written beside summary.html.
-pub fn viewer_summary_name(lang: crate::report::Lang) -> String {
-    format!("summary.{}.html", lang.code())
-}
-
-/// After a report written in `written` (its summary.html): the summary in each other language a
-/// viewer may read, owner-only like the report. One in `written` left by an earlier report (of a
-/// console then in another language) is taken away: summary.html says it, and is current.
-pub fn write_viewer_summaries(
-    run_dir: &std::path::Path,
-    summary: &crate::report::Summary,
-    written: crate::report::Lang,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    for lang in [crate::report::Lang::En, crate::report::Lang::Ko] {
-        let path = run_dir.join(viewer_summary_name(lang));
-        if lang == written {
-            match std::fs::remove_file(&path) {
-                Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
-                _ => continue,
-            }
-        }
-        let temporary = run_dir.join(format!(".{}.tmp", viewer_summary_name(lang)));
-        let mut file = crate::files::create_private(&temporary)?;
-        file.write_all(crate::report::summary_html(summary, lang).as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, &path)?;
+        write_report_and_sends(console, id).await?;
     }
     Ok(())
 }

@@ -197,14 +197,7 @@ impl CappedList {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<CappedList, CappedError> {
-        if bytes.len() < HEADER || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(CappedError::NotCapped);
-        }
-        let at = MAGIC.len();
-        let times = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-        let days = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
-        let rule = CapRule::new(times, days).map_err(CappedError::Rule)?;
-        let made_on = u32::from_le_bytes(bytes[at + 4..HEADER].try_into().expect("four bytes"));
+        let (rule, made_on) = header(bytes)?;
         let body = &bytes[HEADER..];
         if !body.len().is_multiple_of(RECORD) {
             return Err(CappedError::Truncated);
@@ -257,20 +250,24 @@ impl CappedList {
 /// The rule a list holds, read from its header alone.
 pub fn rule_of(path: &Path) -> std::io::Result<CapRule> {
     use std::io::Read;
-    let mut header = [0u8; HEADER];
-    std::fs::File::open(path)?.read_exact(&mut header)?;
-    let invalid = |error: CappedError| {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {error}", path.display()))
-    };
-    if &header[..MAGIC.len()] != MAGIC {
-        return Err(invalid(CappedError::NotCapped));
+    let mut bytes = [0u8; HEADER];
+    std::fs::File::open(path)?.read_exact(&mut bytes)?;
+    header(&bytes)
+        .map(|(rule, _)| rule)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {error}", path.display())))
+}
+
+/// The rule and the day a list's header holds.
+fn header(bytes: &[u8]) -> Result<(CapRule, u32), CappedError> {
+    if bytes.len() < HEADER || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(CappedError::NotCapped);
     }
     let at = MAGIC.len();
-    CapRule::new(
-        u16::from_le_bytes([header[at], header[at + 1]]),
-        u16::from_le_bytes([header[at + 2], header[at + 3]]),
-    )
-    .map_err(|why| invalid(CappedError::Rule(why)))
+    let times = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let days = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
+    let rule = CapRule::new(times, days).map_err(CappedError::Rule)?;
+    let made_on = u32::from_le_bytes(bytes[at + 4..HEADER].try_into().expect("four bytes"));
+    Ok((rule, made_on))
 }
 
 impl CapRule {

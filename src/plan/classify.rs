@@ -3,6 +3,7 @@
 use super::capped::{CapMark, CappedList};
 use super::lane_rule::{LaneRule, Unit};
 use super::phone_list;
+pub use super::rejection::{RejectReason, Rejection};
 use super::{PlanError, PlannedRow};
 use crate::campaign::{Campaign, Lane};
 use crate::input::phone_set::PhoneSet;
@@ -11,50 +12,6 @@ use crate::phone::{self, PhoneError};
 use crate::template::ValueAt;
 use crate::text::Unencodable;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-
-/// Why a row was rejected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RejectReason {
-    PhoneMissing,
-    PhoneInvalid,
-    VariableMissing,
-    Unencodable,
-    TooLong,
-    NotText,
-    Ragged,
-    FieldTooLarge,
-    CellError,
-    /// Held back by the workspace's frequency cap (a row of its own bucket, `capped`, listed in
-    /// rejects.csv with the last send's date).
-    FrequencyCap,
-}
-
-impl RejectReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RejectReason::PhoneMissing => "phone_missing",
-            RejectReason::PhoneInvalid => "phone_invalid",
-            RejectReason::VariableMissing => "variable_missing",
-            RejectReason::Unencodable => "unencodable",
-            RejectReason::TooLong => "too_long",
-            RejectReason::NotText => "not_text",
-            RejectReason::Ragged => "ragged",
-            RejectReason::FieldTooLarge => "field_too_large",
-            RejectReason::CellError => "cell_error",
-            RejectReason::FrequencyCap => "frequency_cap",
-        }
-    }
-}
-
-/// A rejected row: which column and why, in words.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rejection {
-    pub reason: RejectReason,
-    pub column: String,
-    pub detail: String,
-}
 
 /// A row that will be sent.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,6 +12,7 @@ pub mod chunks;
 pub mod classify;
 mod lane_rule;
 pub mod phone_list;
+mod rejection;
 
 pub use accounting::{warnings, AdvertisingWarning, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};

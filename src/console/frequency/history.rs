@@ -345,25 +345,49 @@ fn history_state(dir: &Path) -> Result<u64> {
     Ok(hasher.digest())
 }
 
-/// The sends of a run: every row the service took (or sent a fallback for), on the day it
-/// answered (today for a row whose answer carries no date).
-pub fn sends_of_run(run_dir: &Path) -> Result<Option<Vec<u64>>> {
-    let rows = crate::report::RunRows::open(run_dir)?;
-    if !rows.campaign().is_advertising() {
-        return Ok(None);
+/// The sends of a run, gathered from its rows as they are walked: every row the service took (or
+/// sent a fallback for), on the day it answered (today for a row whose answer carries no date).
+pub struct Sends {
+    sends: Vec<u64>,
+    today: u32,
+}
+
+impl Default for Sends {
+    fn default() -> Sends {
+        Sends {
+            sends: Vec::new(),
+            today: crate::plan::capped::today(),
+        }
     }
-    let today = crate::plan::capped::today();
-    let mut sends = Vec::new();
-    rows.walk_sent(|walked| {
+}
+
+impl Sends {
+    pub fn see(&mut self, walked: &crate::report::Walked<'_>) {
         if walked.row.taken() {
             if let Some(key) = number_key(&walked.row.phone) {
-                let day = walked.sent_at.map_or(today, crate::plan::capped::day_of_millis);
-                sends.push(packed(key, day));
+                let day = walked.sent_at.map_or(self.today, crate::plan::capped::day_of_millis);
+                self.sends.push(packed(key, day));
             }
         }
+    }
+
+    pub fn into_vec(self) -> Vec<u64> {
+        self.sends
+    }
+}
+
+/// The sends of a run read from it (a run whose end was not recorded); none for a notification.
+pub fn sends_of_run(run_dir: &Path) -> Result<Vec<u64>> {
+    let rows = crate::report::RunRows::open(run_dir)?;
+    if !rows.campaign().is_advertising() {
+        return Ok(Vec::new());
+    }
+    let mut sends = Sends::default();
+    rows.walk_sent(|walked| {
+        sends.see(&walked);
         Ok(())
     })?;
-    Ok(Some(sends))
+    Ok(sends.into_vec())
 }
 
 #[cfg(test)]

@@ -1,4 +1,7 @@
 //! The console's words in English and Korean: `--lang`, else the browser's `Accept-Language`; a missing word is a compile error, not an empty label.
+//!
+//! Past 600 lines on purpose: `Words` declares every word of every page in one struct, so that
+//! `en.rs` and `ko.rs` must each give all of them; pages' helpers that pick among words follow it.
 
 use axum::http::{header, HeaderMap};
 
