@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::console::{approved, between, html_unescape, team, until_ended, uploaded, Browser, NOTIFICATION};
+use common::console::{
+    approved, between, connect_to, html_unescape, team, until_ended, uploaded, Browser, NOTIFICATION,
+};
 use reqwest::StatusCode;
 
 /// People `from..from + n` (010-7300-xxxx), with an order number for the notification.
@@ -36,24 +38,6 @@ async fn sent(team: &mut common::console::Team, id: &str) -> String {
         .await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "{id} starts");
     until_ended(&mut team.approver, id).await
-}
-
-/// Every run of the workspace sends to one sandbox, so that its ledger holds every campaign's sends.
-fn connect_to(workspace: &std::path::Path, sandbox: &common::TestSandbox, dir: &std::path::Path) {
-    let key = dir.join("api-key");
-    std::fs::write(&key, common::DEMO_KEY).unwrap();
-    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    std::fs::write(
-        workspace.join(msgbatch::console::connections::CONNECTIONS_FILE),
-        format!(
-            "[ledgered]\nendpoint = {{ base_url = \"{}\", gateway_url = \"{}\" }}\n\n[ledgered.credentials]\ngroup_id = \"{}\"\napi_key_file = \"{}\"\n\n[ledgered.prices]\nalimtalk = 8\nsms = 9\nlms = 30\n",
-            sandbox.handle.base_url(),
-            sandbox.handle.gateway_url(),
-            common::DEMO_GROUP,
-            key.display()
-        ),
-    )
-    .unwrap();
 }
 
 /// The numbers the sandbox's ledger charged an SMS for (the advertising campaigns here are SMS).

@@ -51,11 +51,11 @@ pub fn verify_password(password: &str, hash: &str) -> bool {
 /// The password rule, in one place.
 pub fn check_new_password(password: &str, again: &str) -> Result<(), ConsoleError> {
     if password != again {
-        return Err(ConsoleError::invalid(|w| w.refuse_passwords_differ, vec![]));
+        return Err(ConsoleError::invalid(crate::word!(refuse_passwords_differ), vec![]));
     }
     if password.chars().count() < MIN_PASSWORD_CHARS {
         return Err(ConsoleError::invalid(
-            |w| w.refuse_password_short,
+            crate::word!(refuse_password_short),
             vec![("n", MIN_PASSWORD_CHARS.to_string().into())],
         ));
     }
@@ -94,12 +94,14 @@ impl Signed {
         if self.user.role >= role {
             Ok(())
         } else {
-            Err(ConsoleError::Forbidden(format!(
-                "this needs the role {} or above; you are {} ({}). Ask an administrator.",
-                role.as_str(),
-                self.user.name,
-                self.user.role.as_str()
-            )))
+            Err(ConsoleError::forbidden(
+                crate::word!(refuse_role),
+                vec![
+                    ("role", super::error::Figure::Role(role.as_str())),
+                    ("name", self.user.name.clone().into()),
+                    ("their", super::error::Figure::Role(self.user.role.as_str())),
+                ],
+            ))
         }
     }
 

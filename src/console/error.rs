@@ -34,6 +34,14 @@ pub enum ConsoleError {
     /// A refusal in the page's words, drawn in the request's language; the kind sets the status.
     #[error("{}", .1.in_words(&super::words::EN))]
     Said(Refusal, Said),
+    /// A form's field refused, named (a campaign's settings, a file): the page shows it on the
+    /// field; the API names it in its problem.
+    #[error("{message}")]
+    Field {
+        field: String,
+        message: String,
+        too_large: bool,
+    },
     #[error("{0}")]
     TooMany(String),
     #[error("{0}")]
@@ -41,6 +49,18 @@ pub enum ConsoleError {
     /// Anything else: logged with an id; the page shows only the id.
     #[error("internal error")]
     Internal(anyhow::Error),
+}
+
+/// An error as the API answers it (see [`ConsoleError::problem`]).
+#[derive(Debug, Clone)]
+pub struct ProblemParts {
+    pub status: StatusCode,
+    /// Stable: `refuse_own_approval`, `not_found`, `unauthorized`…
+    pub kind: &'static str,
+    pub title: &'static str,
+    pub detail: String,
+    pub field: Option<String>,
+    pub id: Option<String>,
 }
 
 /// What a refusal said in words answers: as [`ConsoleError::Invalid`], `Conflict` or `Forbidden`.
@@ -51,11 +71,30 @@ pub enum Refusal {
     Forbidden,
 }
 
+/// A word of the pages, with its name: the name is a refusal's stable problem type in the API
+/// (`word!(refuse_own_approval)`).
+#[derive(Debug, Clone, Copy)]
+pub struct Word {
+    pub name: &'static str,
+    pub get: fn(&Words) -> &'static str,
+}
+
+/// The word `$field` of [`Words`], named.
+#[macro_export]
+macro_rules! word {
+    ($field:ident) => {
+        $crate::console::error::Word {
+            name: stringify!($field),
+            get: |w| w.$field,
+        }
+    };
+}
+
 /// A refusal's words, chosen when its page is drawn (in the request's language), and the figures
 /// they name (`{n}`, `{typed}`…).
 #[derive(Debug, Clone)]
 pub struct Said {
-    word: fn(&Words) -> &'static str,
+    word: Word,
     figures: Vec<(&'static str, Figure)>,
 }
 
@@ -66,6 +105,7 @@ pub enum Figure {
     Text(String),
     Word(fn(&Words) -> &'static str),
     State(&'static str),
+    Role(&'static str),
 }
 
 impl From<&str> for Figure {
@@ -90,32 +130,33 @@ impl Said {
                     Figure::Text(text) => text.clone(),
                     Figure::Word(word) => word(w).to_string(),
                     Figure::State(code) => w.state(code).to_string(),
+                    Figure::Role(code) => w.role(code).to_string(),
                 };
                 (*name, value)
             })
             .collect();
         let figures: Vec<(&str, &str)> = figures.iter().map(|(name, value)| (*name, value.as_str())).collect();
-        super::words::fill((self.word)(w), &figures)
+        super::words::fill((self.word.get)(w), &figures)
     }
 }
 
 impl ConsoleError {
     /// What was sent cannot be used, in the page's words.
-    pub fn invalid(word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+    pub fn invalid(word: Word, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
         ConsoleError::said(Refusal::Invalid, word, figures)
     }
 
     /// The campaign's state does not allow it, in the page's words.
-    pub fn conflict(word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+    pub fn conflict(word: Word, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
         ConsoleError::said(Refusal::Conflict, word, figures)
     }
 
     /// The role or a rule forbids it, in the page's words.
-    pub fn forbidden(word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+    pub fn forbidden(word: Word, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
         ConsoleError::said(Refusal::Forbidden, word, figures)
     }
 
-    fn said(refusal: Refusal, word: fn(&Words) -> &'static str, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
+    fn said(refusal: Refusal, word: Word, figures: Vec<(&'static str, Figure)>) -> ConsoleError {
         ConsoleError::Said(refusal, Said { word, figures })
     }
 
@@ -131,6 +172,49 @@ impl ConsoleError {
         ConsoleError::Internal(error.into())
     }
 
+    /// The API's answer to it (RFC 9457): the status, a stable problem type (a refusal's word's
+    /// name, or the kind of error), a title and a detail in the request's language, the field a
+    /// form's refusal names, and an internal error's id (its detail goes to the log).
+    pub fn problem(&self, w: &Words, id: Option<String>) -> ProblemParts {
+        let (kind, title, detail) = match self {
+            ConsoleError::SignIn => ("unauthorized", w.error_unauthorized, w.api_unauthorized.to_string()),
+            ConsoleError::Said(_, said) => (
+                said.word.name,
+                if matches!(self, ConsoleError::Said(Refusal::Forbidden, _)) {
+                    w.error_forbidden
+                } else {
+                    w.error_refused
+                },
+                said.in_words(w),
+            ),
+            ConsoleError::Forbidden(text) => ("forbidden", w.error_forbidden, without_server_paths(text)),
+            ConsoleError::Csrf => ("csrf", w.error_forbidden, w.error_csrf_lead.to_string()),
+            ConsoleError::WrongHost(_) => ("wrong_host", w.error_forbidden, w.error_wrong_host_lead.to_string()),
+            ConsoleError::NotFound => ("not_found", w.error_not_found, w.error_not_found_lead.to_string()),
+            ConsoleError::Invalid(text) => ("invalid", w.error_refused, without_server_paths(text)),
+            ConsoleError::Conflict(text) => ("conflict", w.error_refused, without_server_paths(text)),
+            ConsoleError::Busy(text) => ("busy", w.error_busy, without_server_paths(text)),
+            ConsoleError::Field { message, .. } => ("field", w.error_refused, without_server_paths(message)),
+            ConsoleError::TooMany(text) => ("too_many", w.error_refused, without_server_paths(text)),
+            ConsoleError::TooLarge(text) => ("too_large", w.error_refused, without_server_paths(text)),
+            ConsoleError::Internal(_) => ("internal", w.error_internal, w.error_internal_lead.to_string()),
+        };
+        ProblemParts {
+            status: match self {
+                ConsoleError::SignIn => StatusCode::UNAUTHORIZED,
+                other => other.status(),
+            },
+            kind,
+            title,
+            detail,
+            field: match self {
+                ConsoleError::Field { field, .. } => Some(field.clone()),
+                _ => None,
+            },
+            id,
+        }
+    }
+
     fn status(&self) -> StatusCode {
         match self {
             ConsoleError::SignIn => StatusCode::SEE_OTHER,
@@ -144,7 +228,8 @@ impl ConsoleError {
             ConsoleError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ConsoleError::Conflict(_) | ConsoleError::Busy(_) => StatusCode::CONFLICT,
             ConsoleError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
-            ConsoleError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ConsoleError::TooLarge(_) | ConsoleError::Field { too_large: true, .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ConsoleError::Field { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ConsoleError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -307,22 +392,42 @@ impl IntoResponse for ConsoleError {
             ConsoleError::Said(..) => (ErrorKind::Refused, String::new(), None),
             other => (ErrorKind::Refused, without_server_paths(&other.to_string()), None),
         };
-        let said = match self {
-            ConsoleError::Said(_, said) => Some(said),
+        let said = match &self {
+            ConsoleError::Said(_, said) => Some(said.clone()),
             _ => None,
         };
         let page = ErrorPage {
             kind,
             message,
             said,
-            id,
+            id: id.clone(),
         };
         // The guard draws it in the request's language; this English page is what a response
         // that never passes the guard shows.
         let mut response = page.render(&super::words::EN, "/campaigns");
         *response.status_mut() = status;
         response.extensions_mut().insert(page);
+        // The API answers the error itself, as a problem document (`api::problem`).
         response
+            .extensions_mut()
+            .insert(KeptError(std::sync::Arc::new(parking_lot::Mutex::new(Some((
+                self, id,
+            ))))));
+        response
+    }
+}
+
+/// The error an answer was made from, and an internal error's id, kept for the API to answer as
+/// a problem document instead of a page.
+#[derive(Clone)]
+pub struct KeptError(std::sync::Arc<parking_lot::Mutex<Option<Numbered>>>);
+
+/// An error, and the number an internal one was logged under.
+pub type Numbered = (ConsoleError, Option<String>);
+
+impl KeptError {
+    pub fn take(&self) -> Option<Numbered> {
+        self.0.lock().take()
     }
 }
 

@@ -72,8 +72,8 @@ pub fn spawn(
     {
         let mut active = console.jobs.active.lock();
         match active.get(id).map(|entry| entry.kind) {
-            Some(Kind::Run) => return Err(ConsoleError::conflict(|w| w.refuse_sending, vec![])),
-            Some(Kind::Collection) => return Err(ConsoleError::conflict(|w| w.refuse_collecting, vec![])),
+            Some(Kind::Run) => return Err(ConsoleError::conflict(crate::word!(refuse_sending), vec![])),
+            Some(Kind::Collection) => return Err(ConsoleError::conflict(crate::word!(refuse_collecting), vec![])),
             None => {
                 active.insert(id.to_string(), Entry { kind, control, state });
             }

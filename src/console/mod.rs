@@ -4,6 +4,7 @@
 //! engine's `run`, the live page reads the engine's events, the results are `report`'s files. The
 //! server takes its listener and shutdown signal as arguments, so the tests run the same code.
 
+pub mod api;
 mod approval;
 pub mod auth;
 pub mod campaigns;
@@ -33,6 +34,7 @@ pub mod sign_in_limit;
 mod starters;
 pub mod store;
 mod tls;
+pub mod tokens;
 pub mod words;
 mod workflow;
 
@@ -113,6 +115,8 @@ pub struct Console {
     pub months: month::Months,
     /// Notices queued for the administrators' channels.
     pub notices: notify::Notices,
+    /// The API's `Idempotency-Key`s being answered now.
+    pub api_keys: api::idempotency::InFlight,
 }
 
 pub type Shared = Arc<Console>;
@@ -203,6 +207,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
     let console = Arc::new(Console {
         months,
         notices: notify::Notices::default(),
+        api_keys: api::idempotency::InFlight::default(),
         store,
         workspace,
         hosts: guard::served_hosts(address, options.public_url.as_deref()),
@@ -257,9 +262,21 @@ fn first_admin(console: &Console) -> Result<Option<String>, ConsoleError> {
     console.sign_in_link("admin").map(Some)
 }
 
+/// Every route of the console: its pages, its API under `/api/v1`, and the probes; each answer
+/// passes the guard (the `Host` check and the security headers).
+pub fn router(console: Shared) -> axum::Router {
+    axum::Router::new()
+        .merge(pages::routes(&console))
+        .nest("/api/v1", api::routes(&console))
+        .merge(api::probes())
+        .fallback(|| async { ConsoleError::NotFound })
+        .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
+        .with_state(console)
+}
+
 /// Serves until `shutdown` completes.
 pub async fn run(prepared: Prepared, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
-    let router = pages::router(prepared.console.clone());
+    let router = router(prepared.console.clone());
     tls::serve(prepared.listener, prepared.tls, router, shutdown).await
 }
 

@@ -135,7 +135,7 @@ impl Months {
         let figures = self.figures(&this_month());
         match (estimate, figures.left()) {
             (Some(estimate), Some(left)) if estimate > left => Err(ConsoleError::conflict(
-                |w| w.refuse_month_left,
+                crate::word!(refuse_month_left),
                 vec![
                     ("estimate", crate::text::won(estimate).into()),
                     ("left", crate::text::won(left).into()),

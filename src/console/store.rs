@@ -111,6 +111,10 @@ const OPT_OUTS: &str = "opt_outs";
 /// The snapshot of each campaign's last approval (`approval::Snapshot`), kept when a change voids it.
 const APPROVALS: &str = "approvals";
 const WORKSPACE: &str = "workspace";
+/// API tokens under the SHA-256 digest of their text (`tokens::ApiToken`).
+const TOKENS: &str = "tokens";
+/// The API's first answers to requests with an `Idempotency-Key` (`api::idempotency`).
+const IDEMPOTENCY: &str = "idempotency";
 
 /// `console.db`: one sled database with a tree per kind of record, values as JSON.
 #[derive(Clone)]
@@ -179,6 +183,17 @@ impl Store {
             .collect()
     }
 
+    fn entries<T: DeserializeOwned>(&self, tree: &str) -> Result<Vec<(String, T)>, ConsoleError> {
+        self.tree(tree)?
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry.map_err(ConsoleError::from_sled)?;
+                let value = serde_json::from_slice(&value).map_err(ConsoleError::internal)?;
+                Ok((String::from_utf8_lossy(&key).into_owned(), value))
+            })
+            .collect()
+    }
+
     fn remove(&self, tree: &str, key: &str) -> Result<bool, ConsoleError> {
         let tree = self.tree(tree)?;
         let removed = tree.remove(key).map_err(ConsoleError::from_sled)?.is_some();
@@ -222,6 +237,40 @@ impl Store {
         }
         tree.flush().map_err(ConsoleError::from_sled)?;
         Ok(())
+    }
+
+    pub fn token<T: DeserializeOwned>(&self, digest: &str) -> Result<Option<T>, ConsoleError> {
+        self.get(TOKENS, digest)
+    }
+
+    pub fn put_token<T: Serialize>(&self, digest: &str, token: &T) -> Result<(), ConsoleError> {
+        self.put(TOKENS, digest, token)
+    }
+
+    /// Every token, with its digest.
+    pub fn tokens<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, ConsoleError> {
+        self.entries(TOKENS)
+    }
+
+    pub fn remove_token(&self, digest: &str) -> Result<bool, ConsoleError> {
+        self.remove(TOKENS, digest)
+    }
+
+    pub fn idempotent<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ConsoleError> {
+        self.get(IDEMPOTENCY, key)
+    }
+
+    pub fn put_idempotent<T: Serialize>(&self, key: &str, answer: &T) -> Result<(), ConsoleError> {
+        self.put(IDEMPOTENCY, key, answer)
+    }
+
+    /// Every kept answer, with its key.
+    pub fn idempotent_answers<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, ConsoleError> {
+        self.entries(IDEMPOTENCY)
+    }
+
+    pub fn remove_idempotent(&self, key: &str) -> Result<bool, ConsoleError> {
+        self.remove(IDEMPOTENCY, key)
     }
 
     pub fn put_link(&self, token: &str, link: &SignInLink) -> Result<(), ConsoleError> {

@@ -89,7 +89,7 @@ impl Step {
             Ok(())
         } else {
             Err(ConsoleError::conflict(
-                |w| w.refuse_state,
+                crate::word!(refuse_state),
                 vec![
                     ("state", Figure::State(record.state.as_str())),
                     ("why", Figure::Word(rule.refusal)),

@@ -97,6 +97,24 @@ pub fn html_unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// Every run of the workspace sends to one sandbox, so that its ledger holds every campaign's sends.
+pub fn connect_to(workspace: &std::path::Path, sandbox: &super::TestSandbox, dir: &std::path::Path) {
+    let key = dir.join("api-key");
+    std::fs::write(&key, super::DEMO_KEY).unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::write(
+        workspace.join(msgbatch::console::connections::CONNECTIONS_FILE),
+        format!(
+            "[ledgered]\nendpoint = {{ base_url = \"{}\", gateway_url = \"{}\" }}\n\n[ledgered.credentials]\ngroup_id = \"{}\"\napi_key_file = \"{}\"\n\n[ledgered.prices]\nalimtalk = 8\nsms = 9\nlms = 30\n",
+            sandbox.handle.base_url(),
+            sandbox.handle.gateway_url(),
+            super::DEMO_GROUP,
+            key.display()
+        ),
+    )
+    .unwrap();
+}
+
 /// A console serving a workspace in a temporary folder.
 pub struct TestConsole {
     weak: std::sync::Weak<msgbatch::console::Console>,

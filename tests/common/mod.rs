@@ -1,6 +1,7 @@
 //! Shared test harness: a sandbox on a free loopback port and clients of its groups.
 #![allow(dead_code)]
 
+pub mod api;
 pub mod child;
 pub mod console;
 pub mod korean;

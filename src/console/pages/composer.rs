@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 /// Why a form was not taken: a refusal the form shows on its field (with its status: 422, or 413
 /// for a file past the caps), or an error page.
-enum Failure {
+pub(crate) enum Failure {
     Form(Refused, StatusCode),
     Page(ConsoleError),
 }
@@ -34,6 +34,18 @@ impl From<ConsoleError> for Failure {
 }
 
 impl Failure {
+    /// The refusal as an error of its own (the API's answer: a problem naming the field).
+    pub(crate) fn into_error(self) -> ConsoleError {
+        match self {
+            Failure::Form(refused, status) => ConsoleError::Field {
+                field: refused.field,
+                message: refused.message,
+                too_large: status == StatusCode::PAYLOAD_TOO_LARGE,
+            },
+            Failure::Page(error) => error,
+        }
+    }
+
     /// A refusal of what was sent (422) is shown on `field` of the form; anything else is a page.
     fn on_field(error: ConsoleError, field: &str, lead: &str, w: &Words) -> Failure {
         let status = match error {
@@ -183,8 +195,8 @@ pub async fn create(
     Editor(signed): Editor,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    let mut upload = uploads::receive(&console, &signed, form).await?;
-    let record = match create_draft(&console, &signed, &mut upload) {
+    let mut upload = uploads::receive(&console, &signed, form, uploads::Sender::Page).await?;
+    let record = match create_campaign(&console, &signed, &mut upload) {
         Ok(record) => record,
         Err(Failure::Form(refused, status)) => {
             return refused_page(
@@ -199,6 +211,16 @@ pub async fn create(
         }
         Err(Failure::Page(error)) => return Err(error),
     };
+    Ok(to(format!("/campaigns/{}/edit", record.id)))
+}
+
+/// A new campaign from the new-campaign form (the page's or the API's), audited.
+pub(crate) fn create_campaign(
+    console: &Shared,
+    signed: &Signed,
+    upload: &mut Upload,
+) -> Result<CampaignRecord, Failure> {
+    let record = create_draft(console, signed, upload)?;
     let files: Vec<&str> = [record.recipients.as_ref(), record.suppression.as_ref()]
         .into_iter()
         .flatten()
@@ -207,7 +229,7 @@ pub async fn create(
     console
         .store
         .audit(&signed.user.name, "created", Some(&record.id), &files.join(", "))?;
-    Ok(to(format!("/campaigns/{}/edit", record.id)))
+    Ok(record)
 }
 
 /// A new draft from the kind's starting settings or an uploaded campaign file, with its files.
@@ -487,12 +509,36 @@ pub async fn edit(
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
     let id = record.id.clone();
-    let mut upload = uploads::receive(&console, &signed, form).await?;
+    let mut upload = uploads::receive(&console, &signed, form, uploads::Sender::Page).await?;
+    match edit_campaign(&console, &signed, &id, &mut upload).await? {
+        (None, _) => Ok(to(format!("/campaigns/{id}"))),
+        (Some((refused, status)), record) => refused_page(
+            edit_page(
+                &console,
+                &signed,
+                record,
+                Shown::Posted(&upload.fields),
+                error_views(&[refused]),
+            )
+            .await?,
+            status,
+        ),
+    }
+}
+
+/// Takes an edit (the page's form or the API's): files placed and settings saved under the
+/// workflow's rule; a refusal of a field is answered with the record as it then stands.
+pub(crate) async fn edit_campaign(
+    console: &Shared,
+    signed: &Signed,
+    id: &str,
+    upload: &mut Upload,
+) -> Result<(Option<(Refused, StatusCode)>, CampaignRecord), ConsoleError> {
     let by = &signed.user.name;
     let w = signed.words;
-    let (refused, record) = workflow::take(&console, &id, Step::Edit, by, async |record| {
+    workflow::take(console, id, Step::Edit, by, async |record| {
         let mut changed = false;
-        let failure = match save(&console, &mut upload, record, w, &mut changed).await {
+        let failure = match save(console, upload, record, w, &mut changed).await {
             Ok(()) => {
                 record.void_check(by);
                 return Ok(Applied::Changed {
@@ -506,28 +552,14 @@ pub async fn edit(
             // Files placed before the form was refused: the check is void all the same.
             record.void_check(by);
             record.touch(by);
-            console.store.put_campaign(&id, record)?;
+            console.store.put_campaign(id, record)?;
         }
         match failure {
             Failure::Form(refused, status) => Ok(Applied::Unchanged(Some((refused, status)))),
             Failure::Page(error) => Err(error),
         }
     })
-    .await?;
-    match refused {
-        None => Ok(to(format!("/campaigns/{id}"))),
-        Some((refused, status)) => refused_page(
-            edit_page(
-                &console,
-                &signed,
-                record,
-                Shown::Posted(&upload.fields),
-                error_views(&[refused]),
-            )
-            .await?,
-            status,
-        ),
-    }
+    .await
 }
 
 /// Takes the edit form: its files, its fields and columns merged into the settings, written once

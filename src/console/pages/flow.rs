@@ -262,9 +262,7 @@ pub async fn test_send(
     Found(record): Found,
     posted: Posted<TestForm, Editor>,
 ) -> Result<Response, ConsoleError> {
-    let id = record.id.clone();
     let Editor(signed) = posted.signed;
-    let campaign = crate::console::compose::load(&console.workspace, &id)?;
     let numbers: Vec<String> = posted
         .form
         .numbers
@@ -273,6 +271,28 @@ pub async fn test_send(
         .filter(|number| !number.is_empty())
         .map(str::to_string)
         .collect();
+    let (sent, campaign) = send_test(&console, &record.id, &signed, numbers).await?;
+    let sender = phone_view::sender(&campaign, signed.words);
+    render(TestPage {
+        w: signed.words,
+        me: Me::of(&signed),
+        c: record,
+        sent: sent
+            .messages
+            .into_iter()
+            .map(|message| TestView::of(message, &sender, signed.words))
+            .collect(),
+    })
+}
+
+/// Sends the check's chosen messages to a few numbers (the page's form or the API's), audited.
+pub(crate) async fn send_test(
+    console: &Shared,
+    id: &str,
+    signed: &Signed,
+    numbers: Vec<String>,
+) -> Result<(crate::engine::test_send::TestSend, crate::campaign::Campaign), ConsoleError> {
+    let campaign = crate::console::compose::load(&console.workspace, id)?;
     let options = TestSendOptions {
         to: numbers,
         rows: None,
@@ -298,18 +318,8 @@ pub async fn test_send(
         .collect();
     console
         .store
-        .audit(&signed.user.name, "test send", Some(&id), &answers.join(", "))?;
-    let sender = phone_view::sender(&campaign, signed.words);
-    render(TestPage {
-        w: signed.words,
-        me: Me::of(&signed),
-        c: record,
-        sent: sent
-            .messages
-            .into_iter()
-            .map(|message| TestView::of(message, &sender, signed.words))
-            .collect(),
-    })
+        .audit(&signed.user.name, "test send", Some(id), &answers.join(", "))?;
+    Ok((sent, campaign))
 }
 
 /// The check must be of the files as they are now; otherwise the campaign goes back to draft.
@@ -327,7 +337,7 @@ fn current_as(console: &Shared, record: &mut CampaignRecord, by: &str, now: Stri
         console
             .store
             .audit(by, "voided", Some(&record.id), "the files changed since the check")?;
-        return Err(ConsoleError::conflict(|w| w.refuse_files_changed, vec![]));
+        return Err(ConsoleError::conflict(crate::word!(refuse_files_changed), vec![]));
     }
     Ok(now)
 }
@@ -356,7 +366,7 @@ pub async fn submit(
 pub struct ApproveForm {
     /// The approver's acknowledgement that an advertising campaign does not enforce quiet hours.
     #[serde(default)]
-    quiet_hours_ack: String,
+    pub(crate) quiet_hours_ack: String,
 }
 
 pub async fn approve(
@@ -369,7 +379,7 @@ pub async fn approve(
     let by = &signed.user.name;
     let approved = workflow::take(&console, &id, Step::Approve, by, async |record| {
         if console.two_person && record.is_own(by) {
-            return Err(ConsoleError::forbidden(|w| w.refuse_own_approval, vec![]));
+            return Err(ConsoleError::forbidden(crate::word!(refuse_own_approval), vec![]));
         }
         // The month's limit binds every run: approving what cannot fit in it is refused.
         console
@@ -426,9 +436,9 @@ pub async fn approve(
 #[derive(Deserialize)]
 pub struct StartForm {
     #[serde(default)]
-    amount: String,
+    pub(crate) amount: String,
     #[serde(default)]
-    start_at: String,
+    pub(crate) start_at: String,
 }
 
 /// The typed amount, read as the CLI reads `--budget`: `1,234`, `₩1,234` and `1234` are the same.
@@ -440,6 +450,29 @@ pub async fn start(
     posted: Posted<StartForm, Approver>,
 ) -> Result<Response, ConsoleError> {
     let id = record.id.clone();
+    Ok(match start_campaign(&console, &id, posted).await? {
+        Started::Now | Started::Scheduled => to(format!("/campaigns/{id}/live")),
+        Started::QuietHours => to(format!("/campaigns/{id}?refused=quiet_hours")),
+    })
+}
+
+/// What a start came to.
+pub(crate) enum Started {
+    Now,
+    Scheduled,
+    /// Advertising under `enforce` inside quiet hours: nothing started; the campaign's page offers
+    /// the end of quiet hours as a scheduled start.
+    QuietHours,
+}
+
+/// Starts an approved campaign (the page's form or the API's): the files unchanged since the
+/// approval, the amount typed, the month's limit and quiet hours kept.
+pub(crate) async fn start_campaign(
+    console: &Shared,
+    id: &str,
+    posted: Posted<StartForm, Approver>,
+) -> Result<Started, ConsoleError> {
+    let id = id.to_string();
     let Approver(signed) = posted.signed;
     // Read and checked as `run --start-at` reads and checks it: Asia/Seoul wall time or an offset.
     let start_at = match posted.form.start_at.trim() {
@@ -451,27 +484,30 @@ pub async fn start(
         ),
     };
     let by = &signed.user.name;
-    let (started, record) = workflow::take(&console, &id, Step::Start, by, async |record| {
-        let fingerprint = still_current(&console, record, by).await?;
+    let (started, record) = workflow::take(console, &id, Step::Start, by, async |record| {
+        let fingerprint = still_current(console, record, by).await?;
         let approval = record
             .approval
             .clone()
-            .ok_or_else(|| ConsoleError::conflict(|w| w.refuse_no_approval, vec![]))?;
+            .ok_or_else(|| ConsoleError::conflict(crate::word!(refuse_no_approval), vec![]))?;
         if approval.fingerprint != fingerprint {
             record.void_check(by);
             console.store.put_campaign(&id, record)?;
-            return Err(ConsoleError::conflict(|w| w.refuse_changed_since_approval, vec![]));
+            return Err(ConsoleError::conflict(
+                crate::word!(refuse_changed_since_approval),
+                vec![],
+            ));
         }
         // Without prices there is no amount: the number of recipients is typed instead.
-        let (expected, expected_word): (i64, fn(&Words) -> &'static str) = match approval.estimate {
-            Some(estimate) => (estimate, |w| w.refuse_amount),
+        let (expected, expected_word) = match approval.estimate {
+            Some(estimate) => (estimate, crate::word!(refuse_amount)),
             None => {
                 let valid = record
                     .check
                     .as_ref()
                     .and_then(|check| check.scan.as_ref())
                     .map_or(0, |scan| scan.valid);
-                (valid as i64, |w| w.refuse_recipients_typed)
+                (valid as i64, crate::word!(refuse_recipients_typed))
             }
         };
         if typed_amount(&posted.form.amount) != Some(expected) {
@@ -506,10 +542,11 @@ pub async fn start(
     })
     .await?;
     if !started {
-        return Ok(to(format!("/campaigns/{id}?refused=quiet_hours")));
+        return Ok(Started::QuietHours);
     }
-    runner::launch(&console, &record, Launch::Start { start_at })?;
-    Ok(to(format!("/campaigns/{id}/live")))
+    let scheduled = start_at.is_some();
+    runner::launch(console, &record, Launch::Start { start_at })?;
+    Ok(if scheduled { Started::Scheduled } else { Started::Now })
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ struct LivePage {
 
 /// The view of a run in the words `w`: the board of a running one, else its checkpoint and what
 /// its record kept; whether it still runs.
-fn view_of(console: &Shared, record: &CampaignRecord, w: &Words) -> Option<(LiveView, bool)> {
+pub(crate) fn view_of(console: &Shared, record: &CampaignRecord, w: &Words) -> Option<(LiveView, bool)> {
     if let Some(run) = runner::active(console, &record.id) {
         let view = run.board.view_in(w);
         let live = view.finished.is_none();
@@ -128,9 +128,9 @@ pub async fn live_events(
 
 #[derive(Deserialize)]
 pub struct ControlForm {
-    action: String,
+    pub(crate) action: String,
     #[serde(default)]
-    rate: String,
+    pub(crate) rate: String,
 }
 
 /// Pause, resume, stop, or a new rate, through the run's control handle. Posted after the run
@@ -172,7 +172,7 @@ pub async fn control(
         "rate" => {
             let rate: f64 = posted.form.rate.trim().parse().map_err(|_| {
                 ConsoleError::invalid(
-                    |w| w.refuse_rate,
+                    crate::word!(refuse_rate),
                     vec![("rate", format!("{:?}", posted.form.rate).into())],
                 )
             })?;

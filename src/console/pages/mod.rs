@@ -1,17 +1,18 @@
 //! The console's routes, and what every page shares: the signed-in person's bar, rendering, the embedded assets.
 
 mod campaign;
-mod composer;
+pub(crate) mod composer;
 mod connections;
-mod flow;
-mod live;
+pub(crate) mod flow;
+pub(crate) mod live;
 pub mod month;
 mod notifications;
 mod opt_outs;
 mod people;
-mod results;
+pub(crate) mod results;
 mod statement;
-mod uploads;
+mod tokens;
+pub(crate) mod uploads;
 
 /// The pages' own template filters.
 pub mod filters {
@@ -34,7 +35,6 @@ pub mod filters {
 
 use super::auth::Signed;
 use super::error::{html_headers, ConsoleError};
-use super::guard;
 use super::words::Words;
 use super::Shared;
 use askama::Template;
@@ -77,7 +77,8 @@ pub fn to(path: String) -> Response {
     Redirect::to(&path).into_response()
 }
 
-pub fn router(console: Shared) -> Router {
+/// The pages' routes (the console's router adds the API, the guard and the state).
+pub fn routes(console: &Shared) -> Router<Shared> {
     let upload_limit = usize::try_from(console.max_upload).unwrap_or(usize::MAX);
     let uploads = Router::new()
         .route("/campaigns", post(composer::create))
@@ -91,6 +92,8 @@ pub fn router(console: Shared) -> Router {
         .route("/signout", post(people::sign_out))
         .route("/welcome/{token}", get(people::welcome_form).post(people::welcome))
         .route("/account", get(people::account).post(people::change_password))
+        .route("/account/tokens", post(tokens::make))
+        .route("/account/tokens/{id}/revoke", post(tokens::revoke))
         .route("/users", get(people::users).post(people::add_user))
         .route("/users/{name}", post(people::change_user))
         .route("/audit", get(people::audit))
@@ -133,9 +136,6 @@ pub fn router(console: Shared) -> Router {
         .route("/assets/form.js", get(form_js))
         .route("/assets/keep.js", get(keep_js))
         .merge(uploads)
-        .fallback(|| async { ConsoleError::NotFound })
-        .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
-        .with_state(console)
 }
 
 const CSS: &str = include_str!("../assets/console.css");

@@ -187,7 +187,7 @@ fn read_retention(form: &RetentionForm) -> Result<Option<u32>, ConsoleError> {
     match typed.parse::<u32>() {
         Ok(days) if days <= crate::console::retention::MAX_DAYS => Ok(Some(days)),
         _ => Err(ConsoleError::invalid(
-            |w| w.refuse_retention,
+            crate::word!(refuse_retention),
             vec![("typed", format!("{typed:?}").into())],
         )),
     }
@@ -201,7 +201,7 @@ fn read_cap(form: &CapForm) -> Result<Option<CapRule>, ConsoleError> {
     }
     let refused = || {
         ConsoleError::invalid(
-            |w| w.refuse_cap,
+            crate::word!(refuse_cap),
             vec![("typed", format!("{:?} / {:?}", times, form.days.trim()).into())],
         )
     };
@@ -227,7 +227,7 @@ fn read_form(form: &MonthForm) -> Result<MonthLimit, ConsoleError> {
             Some(limit) if limit > 0 => Some(limit),
             _ => {
                 return Err(ConsoleError::invalid(
-                    |w| w.refuse_month_limit,
+                    crate::word!(refuse_month_limit),
                     vec![("typed", format!("{typed:?}").into())],
                 ))
             }
@@ -243,7 +243,7 @@ fn read_form(form: &MonthForm) -> Result<MonthLimit, ConsoleError> {
             Ok(percent) if (1..=100).contains(&percent) => thresholds.push(percent),
             _ => {
                 return Err(ConsoleError::invalid(
-                    |w| w.refuse_month_thresholds,
+                    crate::word!(refuse_month_thresholds),
                     vec![("typed", format!("{:?}", part.trim()).into())],
                 ))
             }

@@ -134,14 +134,14 @@ fn read_channel(fields: &[(String, String)]) -> Result<Channel, ConsoleError> {
         .filter_map(|(_, value)| NoticeKind::parse(value))
         .collect();
     if events.is_empty() {
-        return Err(ConsoleError::invalid(|w| w.refuse_notice_no_event, vec![]));
+        return Err(ConsoleError::invalid(crate::word!(refuse_notice_no_event), vec![]));
     }
     let target = match field("kind") {
         "webhook" => {
             let url = field("url");
             if !reachable_safely(url) {
                 return Err(ConsoleError::invalid(
-                    |w| w.refuse_notice_url,
+                    crate::word!(refuse_notice_url),
                     vec![("url", url.into())],
                 ));
             }
@@ -170,7 +170,7 @@ fn read_channel(fields: &[(String, String)]) -> Result<Channel, ConsoleError> {
                 || !addresses_read
                 || (security == SmtpSecurity::Plain && !loopback)
             {
-                return Err(ConsoleError::invalid(|w| w.refuse_notice_email, vec![]));
+                return Err(ConsoleError::invalid(crate::word!(refuse_notice_email), vec![]));
             }
             let optional = |value: &str| (!value.is_empty()).then(|| value.to_string());
             Target::Email {
@@ -183,7 +183,7 @@ fn read_channel(fields: &[(String, String)]) -> Result<Channel, ConsoleError> {
                 password_env: optional(field("password_env")),
             }
         }
-        _ => return Err(ConsoleError::invalid(|w| w.refuse_notice_kind, vec![])),
+        _ => return Err(ConsoleError::invalid(crate::word!(refuse_notice_kind), vec![])),
     };
     Ok(Channel {
         id: crate::console::auth::random_token()[..12].to_string(),

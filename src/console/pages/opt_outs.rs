@@ -68,7 +68,7 @@ fn typed(text: &str) -> Result<BTreeSet<String>, ConsoleError> {
         let shown: Vec<&str> = typed.refused.iter().take(10).map(String::as_str).collect();
         let more = if typed.refused.len() > shown.len() { ", …" } else { "" };
         return Err(ConsoleError::invalid(
-            |w| w.refuse_not_mobile,
+            crate::word!(refuse_not_mobile),
             vec![
                 ("n", typed.refused.len().to_string().into()),
                 ("items", format!("{}{more}", shown.join(", ")).into()),
@@ -76,7 +76,7 @@ fn typed(text: &str) -> Result<BTreeSet<String>, ConsoleError> {
         ));
     }
     if typed.numbers.is_empty() {
-        return Err(ConsoleError::invalid(|w| w.refuse_no_number, vec![]));
+        return Err(ConsoleError::invalid(crate::word!(refuse_no_number), vec![]));
     }
     Ok(typed.numbers)
 }
@@ -103,11 +103,11 @@ pub async fn upload(
     Editor(signed): Editor,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    let mut upload = uploads::receive(&console, &signed, form).await?;
+    let mut upload = uploads::receive(&console, &signed, form, uploads::Sender::Page).await?;
     let received = upload
         .files
         .remove("list")
-        .ok_or_else(|| ConsoleError::invalid(|w| w.refuse_choose_file, vec![]))?;
+        .ok_or_else(|| ConsoleError::invalid(crate::word!(refuse_choose_file), vec![]))?;
     let original = received.original.clone();
     let dir = console.workspace.uploads_dir();
     let placed = uploads::place(
@@ -127,7 +127,7 @@ pub async fn upload(
     let numbers = read??;
     if numbers.is_empty() {
         return Err(ConsoleError::invalid(
-            |w| w.refuse_no_mobile_in_file,
+            crate::word!(refuse_no_mobile_in_file),
             vec![("file", original.as_str().into())],
         ));
     }

@@ -1,6 +1,7 @@
 //! People: sign in and out, the one-time sign-in link, one's own password, the users page (admin), and the audit log.
 
 use super::filters;
+use super::tokens::TokenView;
 use super::{render, to, Me};
 use crate::console::auth::{self, Admin, Posted, Signed};
 use crate::console::campaigns::CampaignRecord;
@@ -194,7 +195,7 @@ fn live_link(console: &Shared, token: &str) -> Result<String, ConsoleError> {
         .peek_link(token)?
         .filter(|link| link.expires > auth::unix_now());
     link.map(|link| link.user)
-        .ok_or_else(|| ConsoleError::forbidden(|w| w.refuse_link_used, vec![]))
+        .ok_or_else(|| ConsoleError::forbidden(crate::word!(refuse_link_used), vec![]))
 }
 
 pub async fn welcome_form(
@@ -229,7 +230,7 @@ pub async fn welcome(
     let link = console
         .store
         .take_link(&token)?
-        .ok_or_else(|| ConsoleError::forbidden(|w| w.refuse_link_used, vec![]))?;
+        .ok_or_else(|| ConsoleError::forbidden(crate::word!(refuse_link_used), vec![]))?;
     let mut user = console.store.user(&link.user)?.ok_or(ConsoleError::NotFound)?;
     let password = form.password;
     user.password_hash = Some(
@@ -251,13 +252,28 @@ struct AccountPage {
     w: &'static Words,
     me: Me,
     message: String,
+    /// The person's API tokens, and one just made (shown this once).
+    tokens: Vec<TokenView>,
+    made: Option<String>,
 }
 
-pub async fn account(signed: Signed) -> Result<Response, ConsoleError> {
+pub async fn account(Console(console): Console<Shared>, signed: Signed) -> Result<Response, ConsoleError> {
+    account_page(&console, &signed, String::new(), None)
+}
+
+/// The account page, with a message or a token just made.
+pub(super) fn account_page(
+    console: &Shared,
+    signed: &Signed,
+    message: String,
+    made: Option<String>,
+) -> Result<Response, ConsoleError> {
     render(AccountPage {
         w: signed.words,
-        me: Me::of(&signed),
-        message: String::new(),
+        me: Me::of(signed),
+        message,
+        tokens: TokenView::all(console, Some(&signed.user.name), signed.words)?,
+        made,
     })
 }
 
@@ -289,18 +305,14 @@ pub async fn change_password(
     })
     .await
     .map_err(ConsoleError::internal)??
-    .ok_or_else(|| ConsoleError::forbidden(|w| w.refuse_password_wrong, vec![]))?;
+    .ok_or_else(|| ConsoleError::forbidden(crate::word!(refuse_password_wrong), vec![]))?;
     user.password_hash = Some(new_hash);
     console.store.put_user(&user)?;
     // Other sessions end; this one goes on.
     console.store.remove_sessions_of(&user.name)?;
     console.store.put_session(&signed.token, &signed.session)?;
     console.store.audit(&user.name, "changed password", None, "")?;
-    render(AccountPage {
-        w: signed.words,
-        message: "password changed".into(),
-        me: Me::of(&signed),
-    })
+    account_page(&console, &signed, "password changed".into(), None)
 }
 
 #[derive(Template)]
@@ -308,6 +320,8 @@ pub async fn change_password(
 struct UsersPage {
     w: &'static Words,
     me: Me,
+    /// Everyone's API tokens, for an administrator to revoke.
+    tokens: Vec<TokenView>,
     users: Vec<User>,
     roles: Vec<&'static str>,
     link: String,
@@ -321,6 +335,7 @@ fn users_page(console: &Shared, signed: Signed, link: String) -> Result<Response
     let mut users = console.store.users()?;
     users.sort_by(|a, b| a.name.cmp(&b.name));
     render(UsersPage {
+        tokens: TokenView::all(console, None, signed.words)?,
         w: signed.words,
         me: Me::of(&signed),
         users,
@@ -356,12 +371,12 @@ pub async fn add_user(
     } = posted;
     let name = form.name.trim().to_string();
     if !valid_user_name(&name) {
-        return Err(ConsoleError::invalid(|w| w.refuse_user_name, vec![]));
+        return Err(ConsoleError::invalid(crate::word!(refuse_user_name), vec![]));
     }
     let role = Role::parse(&form.role).ok_or_else(|| ConsoleError::Invalid(format!("no role {:?}", form.role)))?;
     if console.store.user(&name)?.is_some() {
         return Err(ConsoleError::conflict(
-            |w| w.refuse_user_exists,
+            crate::word!(refuse_user_exists),
             vec![("name", name.into())],
         ));
     }
@@ -412,7 +427,7 @@ pub async fn change_user(
     let role = Role::parse(&form.role).ok_or_else(|| ConsoleError::Invalid(format!("no role {:?}", form.role)))?;
     let disabled = form.disabled.is_some();
     if name == signed.user.name && (role != Role::Admin || disabled) {
-        return Err(ConsoleError::conflict(|w| w.refuse_own_administration, vec![]));
+        return Err(ConsoleError::conflict(crate::word!(refuse_own_administration), vec![]));
     }
     user.role = role;
     user.disabled = disabled;

@@ -20,7 +20,7 @@ use serde::Deserialize;
 #[derive(Deserialize)]
 pub struct ResumeForm {
     #[serde(default)]
-    resend_uncertain: String,
+    pub(crate) resend_uncertain: String,
 }
 
 /// Resumes a run that ended with recipients left (interrupted, stopped, incomplete): only by an
@@ -35,7 +35,7 @@ pub async fn resume(
     let by = &signed.user.name;
     let (resend_uncertain, record) = workflow::take(&console, &id, Step::Resume, by, async |record| {
         if crate::console::collecting::active(&console, &id).is_some() {
-            return Err(ConsoleError::conflict(|w| w.refuse_collecting_resume, vec![]));
+            return Err(ConsoleError::conflict(crate::word!(refuse_collecting_resume), vec![]));
         }
         let status = runner::status_when_free(&console.workspace.run_dir(&id)).await?;
         let resend_uncertain = match posted.form.resend_uncertain.trim() {
@@ -43,7 +43,7 @@ pub async fn resume(
             typed if typed_amount(typed) == Some(status.uncertain as i64) => true,
             typed => {
                 return Err(ConsoleError::invalid(
-                    |w| w.refuse_uncertain_typed,
+                    crate::word!(refuse_uncertain_typed),
                     vec![
                         ("n", crate::text::count(status.uncertain).into()),
                         ("typed", format!("{typed:?}").into()),
@@ -237,7 +237,7 @@ pub async fn collect(
     let Approver(signed) = posted.signed;
     if posted.form.action == "stop" {
         let collection = crate::console::collecting::active(&console, &id)
-            .ok_or_else(|| ConsoleError::conflict(|w| w.refuse_no_collection, vec![]))?;
+            .ok_or_else(|| ConsoleError::conflict(crate::word!(refuse_no_collection), vec![]))?;
         collection.control.stop();
         console
             .store
@@ -356,7 +356,7 @@ async fn recipient_list(
     if crate::console::runner::active(console, id).is_some()
         || crate::console::collecting::active(console, id).is_some()
     {
-        return Err(ConsoleError::conflict(|w| w.refuse_sending, vec![]));
+        return Err(ConsoleError::conflict(crate::word!(refuse_sending), vec![]));
     }
     let run_dir = console.workspace.run_dir(id);
     let scratch = console
@@ -425,7 +425,7 @@ pub async fn retry(
     let id = record.id.clone();
     let Editor(signed) = posted.signed;
     if !record.state.has_run() || crate::console::runner::active(&console, &id).is_some() {
-        return Err(ConsoleError::conflict(|w| w.refuse_retry_needs_end, vec![]));
+        return Err(ConsoleError::conflict(crate::word!(refuse_retry_needs_end), vec![]));
     }
     let new_id = campaigns::new_id();
     let new_dir = console.workspace.campaign_dir(&new_id);
@@ -437,7 +437,7 @@ pub async fn retry(
             .map_err(ConsoleError::internal)??;
     if plan.recipients == 0 {
         let _ = std::fs::remove_dir_all(&new_dir);
-        return Err(ConsoleError::conflict(|w| w.refuse_nothing_to_retry, vec![]));
+        return Err(ConsoleError::conflict(crate::word!(refuse_nothing_to_retry), vec![]));
     }
     let recipients = StoredFile {
         stored: "recipients.csv".into(),

@@ -137,12 +137,12 @@ pub async fn compare(
     Editor(signed): Editor,
     form: Multipart,
 ) -> Result<Response, ConsoleError> {
-    let mut upload = uploads::receive(&console, &signed, form).await?;
+    let mut upload = uploads::receive(&console, &signed, form, uploads::Sender::Page).await?;
     let month = month_of(upload.field("month"))?;
     let received = upload
         .files
         .remove("ledger")
-        .ok_or_else(|| ConsoleError::invalid(|w| w.refuse_choose_ledger, vec![]))?;
+        .ok_or_else(|| ConsoleError::invalid(crate::word!(refuse_choose_ledger), vec![]))?;
     let original = received.original.clone();
     // A ledger export is JSON read whole by the engine; the received file is read in place and
     // removed when `received` is dropped. Messages name the file as the person called it.

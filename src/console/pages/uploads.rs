@@ -36,13 +36,26 @@ impl Upload {
     }
 }
 
-/// Reads a multipart form whose first field is the session's CSRF token.
-pub async fn receive(console: &Console, signed: &Signed, mut form: Multipart) -> Result<Upload, ConsoleError> {
+/// Who sent a multipart form: a page, whose first field must be the session's CSRF token, or the
+/// API, on a token and without cookies (no CSRF field is read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    Page,
+    Api,
+}
+
+/// Reads a multipart form: from a page, its first field is the session's CSRF token.
+pub async fn receive(
+    console: &Console,
+    signed: &Signed,
+    mut form: Multipart,
+    sender: Sender,
+) -> Result<Upload, ConsoleError> {
     let mut upload = Upload {
         fields: HashMap::new(),
         files: HashMap::new(),
     };
-    let mut first = true;
+    let mut first = sender == Sender::Page;
     while let Some(mut field) = form.next_field().await.map_err(multipart_error)? {
         let name = field.name().unwrap_or("").to_string();
         if first {
@@ -101,7 +114,7 @@ pub async fn receive(console: &Console, signed: &Signed, mut form: Multipart) ->
             }
         }
     }
-    if first {
+    if first && sender == Sender::Page {
         return Err(ConsoleError::Csrf);
     }
     Ok(upload)
@@ -155,7 +168,7 @@ fn sniff(path: &Path, original: &str, unpacked_cap: u64) -> Result<Sniffed, Cons
     .map_err(ConsoleError::from_io)?;
     if head.iter().all(u8::is_ascii_whitespace) {
         return Err(ConsoleError::invalid(
-            |w| w.refuse_file_empty,
+            crate::word!(refuse_file_empty),
             vec![("file", original.into())],
         ));
     }
@@ -170,7 +183,7 @@ fn sniff(path: &Path, original: &str, unpacked_cap: u64) -> Result<Sniffed, Cons
     }
     if head.contains(&0) {
         return Err(ConsoleError::invalid(
-            |w| w.refuse_file_kind,
+            crate::word!(refuse_file_kind),
             vec![("file", original.into()), ("reads", READS.into())],
         ));
     }
@@ -246,7 +259,7 @@ pub fn place(console: &Console, received: Received, dir: &Path, role: &str) -> R
     let sniffed = sniff(&received.temporary, &received.original, console.max_unpacked)?;
     if role == "recipients" && matches!(sniffed, Sniffed::Text(_)) && !text_has_a_row(&received.temporary)? {
         return Err(ConsoleError::invalid(
-            |w| w.refuse_file_header_only,
+            crate::word!(refuse_file_header_only),
             vec![("file", received.original.as_str().into())],
         ));
     }
