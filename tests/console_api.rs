@@ -188,6 +188,62 @@ async fn a_campaign_goes_from_a_csv_to_its_report_by_api_alone_on_two_tokens() {
     );
     let total: i64 = charged.values().map(|times| *times as i64 * 9).sum();
     assert_eq!(total, estimate, "the bill is the estimate typed at the start");
+
+    // The month's statement, the opt-out list and the audit log, by API.
+    let month = (chrono::Utc::now() + chrono::Duration::hours(9))
+        .format("%Y-%m")
+        .to_string();
+    let statement = viewer.get(&format!("/api/v1/statement/{month}/statement.csv")).await;
+    assert_eq!(statement.status, StatusCode::OK);
+    let statement = String::from_utf8(statement.bytes).unwrap();
+    assert!(
+        statement.contains(&estimate.to_string()),
+        "the statement bills the run: {statement}"
+    );
+    let refused = viewer.get("/api/v1/opt-outs").await;
+    assert_eq!(
+        (refused.status, refused.problem().as_str()),
+        (StatusCode::FORBIDDEN, "refuse_role")
+    );
+    let added = editor
+        .post(
+            "/api/v1/opt-outs",
+            json!({ "numbers": ["010-7400-0001", "+82 10 7400 0002"] }),
+        )
+        .await;
+    assert_eq!(
+        added.json["numbers"],
+        json!(["01074000001", "01074000002"]),
+        "{}",
+        added.json
+    );
+    let refused = editor
+        .post("/api/v1/opt-outs/remove", json!({ "numbers": ["01074000001"] }))
+        .await;
+    assert_eq!(refused.problem(), "refuse_role", "taking a number off is an approver's");
+    let removed = approver
+        .post("/api/v1/opt-outs/remove", json!({ "numbers": ["01074000001"] }))
+        .await;
+    assert_eq!(removed.json["count"], 1);
+    let refused = editor
+        .post("/api/v1/opt-outs", json!({ "numbers": ["02-123-4567"] }))
+        .await;
+    assert_eq!(refused.problem(), "refuse_not_mobile");
+    let audit = viewer.get(&format!("/api/v1/audit?campaign={id}")).await;
+    let actions: Vec<&str> = audit
+        .json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["action"].as_str().unwrap())
+        .collect();
+    for step in ["created", "checked", "submitted", "approved", "started"] {
+        assert_eq!(
+            actions.iter().filter(|action| **action == step).count(),
+            1,
+            "{step} once: {actions:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

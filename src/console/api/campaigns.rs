@@ -1,5 +1,6 @@
 //! The API's campaign routes: each takes the step its page takes, through the same function, so that every rule of the console (roles, the two-person rule, the typed amount, quiet hours, the month's limit) holds here as there.
 
+use super::extract::{Body, Form, MaybeBody, Query};
 use super::views::{
     ApproveRequest, CampaignView, CheckView, ControlAction, ControlRequest, RejectsPage, ResumeRequest, StartRequest,
     StatusView, TestAnswerView, TestMessageView, TestSendRequest, TestSendView,
@@ -10,7 +11,7 @@ use crate::console::campaigns::{CampaignRecord, Found};
 use crate::console::error::ConsoleError;
 use crate::console::pages::{composer, flow, live, results, uploads};
 use crate::console::Shared;
-use axum::extract::{Multipart, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -42,7 +43,7 @@ pub async fn list(State(console): State<Shared>, _signed: Signed) -> Answer<Vec<
 pub async fn create(
     State(console): State<Shared>,
     Editor(signed): Editor,
-    form: Multipart,
+    Form(form): Form,
 ) -> Result<Response, ConsoleError> {
     let mut upload = uploads::receive(&console, &signed, form, uploads::Sender::Api).await?;
     let record = composer::create_campaign(&console, &signed, &mut upload).map_err(composer::Failure::into_error)?;
@@ -67,7 +68,7 @@ pub async fn edit(
     State(console): State<Shared>,
     Editor(signed): Editor,
     Found(record): Found,
-    form: Multipart,
+    Form(form): Form,
 ) -> Answer<CampaignView> {
     let mut upload = uploads::receive(&console, &signed, form, uploads::Sender::Api).await?;
     if !upload.fields.contains_key("settings") {
@@ -148,7 +149,7 @@ pub async fn test_send(
     State(console): State<Shared>,
     Editor(signed): Editor,
     Found(record): Found,
-    Json(request): Json<TestSendRequest>,
+    Body(request): Body<TestSendRequest>,
 ) -> Answer<TestSendView> {
     let (sent, _) = flow::send_test(&console, &record.id, &signed, request.numbers).await?;
     Ok(Json(TestSendView {
@@ -198,10 +199,9 @@ pub async fn approve(
     State(console): State<Shared>,
     signed: Signed,
     found: Found,
-    request: Option<Json<ApproveRequest>>,
+    MaybeBody(request): MaybeBody<ApproveRequest>,
 ) -> Answer<CampaignView> {
     let id = found.0.id.clone();
-    let request = request.map(|Json(request)| request).unwrap_or_default();
     let posted = Posted {
         signed: Approver::holding(signed)?,
         form: flow::ApproveForm {
@@ -226,7 +226,7 @@ pub async fn start(
     State(console): State<Shared>,
     signed: Signed,
     Found(record): Found,
-    Json(request): Json<StartRequest>,
+    Body(request): Body<StartRequest>,
 ) -> Result<Response, ConsoleError> {
     let posted = Posted {
         signed: Approver::holding(signed)?,
@@ -261,7 +261,7 @@ pub async fn control(
     State(console): State<Shared>,
     signed: Signed,
     found: Found,
-    Json(request): Json<ControlRequest>,
+    Body(request): Body<ControlRequest>,
 ) -> Answer<StatusView> {
     let id = found.0.id.clone();
     let approver = Approver::holding(signed.clone())?;
@@ -295,10 +295,9 @@ pub async fn resume(
     State(console): State<Shared>,
     signed: Signed,
     found: Found,
-    request: Option<Json<ResumeRequest>>,
+    MaybeBody(request): MaybeBody<ResumeRequest>,
 ) -> Result<Response, ConsoleError> {
     let id = found.0.id.clone();
-    let request = request.map(|Json(request)| request).unwrap_or_default();
     let posted = Posted {
         signed: Approver::holding(signed)?,
         form: results::ResumeForm {

@@ -1,9 +1,11 @@
 //! `/api/v1`: the console as a JSON API for a team's other systems, on personal tokens (`Authorization: Bearer`, no cookies, no CSRF), each route taking the step its page takes; refusals are problem documents; `/api/v1/openapi.json` is generated from the handlers' types; `/healthz` and `/readyz` for the server's monitoring.
 
 mod campaigns;
+mod extract;
 pub mod idempotency;
 pub mod problem;
 pub mod views;
+mod workspace;
 
 use super::error::ConsoleError;
 use super::Shared;
@@ -38,6 +40,10 @@ pub fn routes(console: &Shared) -> Router<Shared> {
         .route("/campaigns/{id}/resume", keyed(post(campaigns::resume)))
         .route("/campaigns/{id}/status", get(campaigns::status))
         .route("/campaigns/{id}/files/{name}", get(super::pages::results::download))
+        .route("/opt-outs", get(workspace::opt_outs).post(workspace::add_opt_outs))
+        .route("/opt-outs/remove", post(workspace::remove_opt_outs))
+        .route("/audit", get(workspace::audit))
+        .route("/statement/{month}/{name}", get(workspace::statement_file))
         .merge(uploads)
         .layer(from_fn_with_state(console.clone(), on_token));
     Router::new()
@@ -115,6 +121,11 @@ async fn not_found(State(console): State<Shared>, request: Request) -> Response 
         campaigns::resume,
         campaigns::status,
         campaigns::download_document,
+        workspace::opt_outs,
+        workspace::add_opt_outs,
+        workspace::remove_opt_outs,
+        workspace::audit,
+        workspace::statement_file,
     ),
     components(schemas(Problem)),
     modifiers(&BearerToken)

@@ -284,3 +284,26 @@ pub struct EditForm {
     /// A workbook's sheet.
     pub sheet: Option<String>,
 }
+
+/// Numbers as a person types them (`010-1234-5678`, `+82 10…`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct NumbersRequest {
+    pub numbers: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OptOutsView {
+    pub count: usize,
+    /// Normalised mobile numbers.
+    pub numbers: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AuditEntryView {
+    /// RFC 3339, UTC.
+    pub at: String,
+    pub user: String,
+    pub action: String,
+    pub campaign: Option<String>,
+    pub detail: String,
+}

@@ -7,10 +7,10 @@ pub(crate) mod flow;
 pub(crate) mod live;
 pub mod month;
 mod notifications;
-mod opt_outs;
-mod people;
+pub(crate) mod opt_outs;
+pub(crate) mod people;
 pub(crate) mod results;
-mod statement;
+pub(crate) mod statement;
 mod tokens;
 pub(crate) mod uploads;
 

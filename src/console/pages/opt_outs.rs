@@ -58,7 +58,7 @@ pub async fn page(
 #[derive(Deserialize)]
 pub struct NumbersForm {
     #[serde(default)]
-    numbers: String,
+    pub(crate) numbers: String,
 }
 
 /// Reads typed numbers; a line that is not a mobile number refuses the whole form, named.

@@ -176,7 +176,7 @@ fn show(signed: Signed, month: Month, (made, sending): (Option<Made>, Vec<String
 
 /// Runs the engine's statement over every run of the workspace that is not sending now; answers
 /// what the page shows and the names of the campaigns left out because they still send.
-async fn make(
+pub(crate) async fn make(
     console: &Shared,
     month: Month,
     ledger: Option<PathBuf>,
