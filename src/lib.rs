@@ -11,6 +11,7 @@ pub mod failpoint;
 pub mod files;
 pub mod input;
 pub mod interrupt;
+pub mod metrics;
 pub mod phone;
 pub mod plan;
 pub mod preview;

@@ -17,12 +17,14 @@ fn main() -> ExitCode {
     make_created_files_private();
     mask_phones_in_panics();
     let cli = msgbatch::cli::Cli::parse();
-    tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("MSGBATCH_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(MaskedStderr::default)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .init();
+        .with_target(false);
+    match cli.log_format {
+        msgbatch::cli::LogFormat::Text => log.with_ansi(std::io::stderr().is_terminal()).init(),
+        msgbatch::cli::LogFormat::Json => log.json().with_ansi(false).init(),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -31,6 +31,16 @@ use std::time::Duration;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The log's lines on stderr: `text` for people, `json` (one object a line) for a log
+    /// collector; phone numbers are masked in both.
+    #[arg(long, global = true, value_enum, env = "MSGBATCH_LOG_FORMAT", default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand, Debug)]

@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Let an approver approve a campaign they made or submitted (off: two people, the default).
     #[arg(long)]
     pub allow_self_approval: bool,
+    /// Serve `/metrics` (Prometheus text) on this address too, without a token (on the console's
+    /// own address it needs a token with the metrics scope).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
     /// A throwaway workspace with the sample campaigns against the embedded sandbox.
     #[arg(long)]
     pub demo: bool,
@@ -80,6 +84,7 @@ pub async fn serve(args: ServeArgs) -> Result<Exit> {
     options.max_unpacked = args.max_unpacked_mb << 20;
     options.two_person = !args.allow_self_approval;
     options.demo = args.demo;
+    options.metrics_listen = args.metrics_listen;
     options.collect = args.collect.options();
     let result = crate::console::serve(options).await;
     if let Some(dir) = _keep {

@@ -40,6 +40,12 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// A request's URL, and the endpoint it is counted under.
+struct Target {
+    url: String,
+    endpoint: &'static str,
+}
+
 /// Where the two deployments are and who is calling.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -125,7 +131,29 @@ impl Client {
         &self.config
     }
 
+    /// One request, counted for `/metrics` under its endpoint with its status (or none, for a
+    /// request that got no answer) and its time.
     async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        target: Target,
+        auth: Auth,
+        query: &[(&str, String)],
+        body: Option<&B>,
+        expected: StatusCode,
+    ) -> Result<T, ClientError> {
+        let started = std::time::Instant::now();
+        let endpoint = target.endpoint;
+        let answer = self.request(method, target.url, auth, query, body, expected).await;
+        let status = match &answer {
+            Ok(_) => Some(expected.as_u16()),
+            Err(error) => error.http_status(),
+        };
+        crate::metrics::service_request(endpoint, status, started.elapsed());
+        answer
+    }
+
+    async fn request<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         method: Method,
         url: String,
@@ -168,12 +196,23 @@ impl Client {
         Err(ClientError::from_status(path, status, retry_after, &bytes))
     }
 
-    fn standard(&self, path: &str) -> String {
-        format!("{}{path}", trim_slash(&self.config.base_url))
+    fn standard(&self, path: &'static str) -> Target {
+        Target {
+            url: format!("{}{path}", trim_slash(&self.config.base_url)),
+            endpoint: path,
+        }
     }
 
-    fn gateway(&self, path: &str) -> String {
-        format!("{}{path}", trim_slash(&self.config.gateway_url))
+    fn gateway(&self, path: &'static str) -> Target {
+        self.gateway_at(path, path)
+    }
+
+    /// A gateway path holding an id, counted under its template (`/result/{id}`).
+    fn gateway_at(&self, endpoint: &'static str, path: &str) -> Target {
+        Target {
+            url: format!("{}{path}", trim_slash(&self.config.gateway_url)),
+            endpoint,
+        }
     }
 
     /// `POST {base_url}/alimTalk`.
@@ -246,7 +285,7 @@ impl Client {
 
     /// `GET {gateway_url}/result/:id`.
     pub async fn result(&self, id: &str) -> Result<SendRecord, ClientError> {
-        let url = self.gateway(&format!("/result/{}", encode_segment(id)));
+        let url = self.gateway_at("/result/{id}", &format!("/result/{}", encode_segment(id)));
         self.call::<(), _>(Method::GET, url, Auth::KeyAndGroup, &[], None, StatusCode::OK)
             .await
     }
@@ -258,7 +297,10 @@ impl Client {
         limit: Option<u32>,
         last_key: Option<&str>,
     ) -> Result<ResultPage, ClientError> {
-        let url = self.gateway(&format!("/result/sendGroup/{}", encode_segment(send_group_id)));
+        let url = self.gateway_at(
+            "/result/sendGroup/{sendGroupId}",
+            &format!("/result/sendGroup/{}", encode_segment(send_group_id)),
+        );
         let query = page_query(limit, last_key, None);
         self.call::<(), _>(Method::GET, url, Auth::KeyAndGroup, &query, None, StatusCode::OK)
             .await
@@ -383,21 +425,21 @@ impl Client {
 
     /// `GET {gateway_url}/channel/:id`.
     pub async fn channel_get(&self, id: &str) -> Result<Channel, ClientError> {
-        let url = self.gateway(&format!("/channel/{}", encode_segment(id)));
+        let url = self.gateway_at("/channel/{id}", &format!("/channel/{}", encode_segment(id)));
         self.call::<(), _>(Method::GET, url, Auth::KeyAndGroup, &[], None, StatusCode::OK)
             .await
     }
 
     /// `PUT {gateway_url}/channel/:id`.
     pub async fn channel_update(&self, id: &str, update: &ChannelUpdate) -> Result<Channel, ClientError> {
-        let url = self.gateway(&format!("/channel/{}", encode_segment(id)));
+        let url = self.gateway_at("/channel/{id}", &format!("/channel/{}", encode_segment(id)));
         self.call(Method::PUT, url, Auth::KeyAndGroup, &[], Some(update), StatusCode::OK)
             .await
     }
 
     /// `DELETE {gateway_url}/channel/:id` (soft delete to `DELETED`).
     pub async fn channel_delete(&self, id: &str) -> Result<Channel, ClientError> {
-        let url = self.gateway(&format!("/channel/{}", encode_segment(id)));
+        let url = self.gateway_at("/channel/{id}", &format!("/channel/{}", encode_segment(id)));
         self.call::<(), _>(Method::DELETE, url, Auth::KeyAndGroup, &[], None, StatusCode::OK)
             .await
     }
@@ -418,8 +460,11 @@ pub struct SandboxAdmin<'a> {
 }
 
 impl SandboxAdmin<'_> {
-    fn url(&self, path: &str) -> String {
-        format!("{}/_sandbox{path}", trim_slash(&self.root_url))
+    fn url(&self, path: &'static str) -> Target {
+        Target {
+            url: format!("{}/_sandbox{path}", trim_slash(&self.root_url)),
+            endpoint: path,
+        }
     }
 
     /// Every charge and refund of the group, and its balance.

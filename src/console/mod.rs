@@ -22,6 +22,7 @@ mod headers;
 mod jobs;
 mod live_chart;
 mod live_view;
+pub mod metrics;
 mod month;
 pub mod notify;
 mod opt_outs;
@@ -69,6 +70,8 @@ pub struct ServeOptions {
     /// Nobody approves their own campaign (on by default).
     pub two_person: bool,
     pub demo: bool,
+    /// `--metrics-listen`: `/metrics` alone, without a token, on this address too.
+    pub metrics_listen: Option<SocketAddr>,
     /// How "Collect now" reads a gateway run's results (`msgbatch collect`'s options).
     pub collect: crate::engine::collect::CollectOptions,
 }
@@ -86,6 +89,7 @@ impl ServeOptions {
             max_unpacked: 4 << 30,
             two_person: true,
             demo: false,
+            metrics_listen: None,
             collect: crate::engine::collect::CollectOptions::default(),
         }
     }
@@ -117,6 +121,7 @@ pub struct Console {
     pub notices: notify::Notices,
     /// The API's `Idempotency-Key`s being answered now.
     pub api_keys: api::idempotency::InFlight,
+    pub metrics: metrics::ConsoleMetrics,
 }
 
 pub type Shared = Arc<Console>;
@@ -160,6 +165,8 @@ pub struct Prepared {
     /// The first admin's one-time sign-in link, on an empty workspace.
     pub first_link: Option<String>,
     pub interrupted: usize,
+    /// `--metrics-listen`'s listener.
+    pub metrics: Option<TcpListener>,
 }
 
 /// Opens the workspace and binds the listener; refuses an address off loopback without TLS or a
@@ -179,6 +186,14 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         }
     }
     let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
+    let metrics = match options.metrics_listen {
+        Some(address) => Some(
+            TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address} for /metrics"))?,
+        ),
+        None => None,
+    };
     crate::files::create_private_dir(&options.workspace)
         .with_context(|| format!("cannot create the workspace {}", options.workspace.display()))?;
     let workspace = Workspace {
@@ -208,6 +223,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         months,
         notices: notify::Notices::default(),
         api_keys: api::idempotency::InFlight::default(),
+        metrics: metrics::ConsoleMetrics::default(),
         store,
         workspace,
         hosts: guard::served_hosts(address, options.public_url.as_deref()),
@@ -241,6 +257,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         tls,
         first_link,
         interrupted,
+        metrics,
     })
 }
 
@@ -269,15 +286,34 @@ pub fn router(console: Shared) -> axum::Router {
         .merge(pages::routes(&console))
         .nest("/api/v1", api::routes(&console))
         .merge(api::probes())
+        .route("/metrics", axum::routing::get(metrics::on_token))
         .fallback(|| async { ConsoleError::NotFound })
+        .layer(axum::middleware::from_fn_with_state(console.clone(), metrics::count))
         .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
+        .with_state(console)
+}
+
+/// `--metrics-listen`: `/metrics` alone, without a token, for the monitoring's network.
+pub fn metrics_router(console: Shared) -> axum::Router {
+    axum::Router::new()
+        .route("/metrics", axum::routing::get(metrics::open))
         .with_state(console)
 }
 
 /// Serves until `shutdown` completes.
 pub async fn run(prepared: Prepared, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
     let router = router(prepared.console.clone());
-    tls::serve(prepared.listener, prepared.tls, router, shutdown).await
+    let metrics = prepared.metrics.map(|listener| {
+        tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+            listener,
+            metrics_router(prepared.console.clone()),
+        )))
+    });
+    let served = tls::serve(prepared.listener, prepared.tls, router, shutdown).await;
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
+    served
 }
 
 /// `msgbatch serve`: prints where it listens (and the first sign-in link), then serves until Ctrl-C.
@@ -291,6 +327,13 @@ pub async fn serve(options: ServeOptions) -> Result<()> {
             "{} campaign(s) were sending when the console last ended: they are `interrupted`; an approver resumes them",
             prepared.interrupted
         );
+    }
+    if let Some(address) = prepared
+        .metrics
+        .as_ref()
+        .and_then(|listener| listener.local_addr().ok())
+    {
+        println!("metrics: http://{address}/metrics");
     }
     if let Some(link) = &prepared.first_link {
         println!("first sign-in (user admin, works once, for 24 hours): {link}");

@@ -327,6 +327,7 @@ pub(super) async fn send_chunk(
         };
         match after_failure(&error, attempts, shared.campaign.send.max_attempts) {
             AfterFailure::Retry => {
+                crate::metrics::service_retry();
                 let wait = pace::backoff(attempts, error.retry_after());
                 let mut controls = shared.controls.clone();
                 tokio::select! {

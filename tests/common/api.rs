@@ -7,8 +7,17 @@ use serde_json::Value;
 
 /// Makes an API token on the person's account page, as they would; its text (shown once).
 pub async fn token_of(browser: &mut Browser, name: &str) -> String {
+    made_token(browser, &[("name", name)]).await
+}
+
+/// [`token_of`], the box "May read /metrics" ticked.
+pub async fn metrics_token_of(browser: &mut Browser, name: &str) -> String {
+    made_token(browser, &[("name", name), ("metrics", "on")]).await
+}
+
+async fn made_token(browser: &mut Browser, fields: &[(&str, &str)]) -> String {
     browser.page("/account").await;
-    let response = browser.post("/account/tokens", &[("name", name)]).await;
+    let response = browser.post("/account/tokens", fields).await;
     assert_eq!(response.status(), StatusCode::OK, "the token is made");
     let page = response.text().await.unwrap();
     let token = between(&page, "<code>", "</code>").expect("the page shows the token once");

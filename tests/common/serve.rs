@@ -6,6 +6,11 @@ use std::process::Command;
 
 /// The console process, its address, its first sign-in link (a new workspace) and what it said.
 pub fn serve(workspace: &Path) -> (Running, String, Option<String>, String) {
+    serve_with(workspace, &[])
+}
+
+/// [`serve`] with more arguments.
+pub fn serve_with(workspace: &Path, more: &[&str]) -> (Running, String, Option<String>, String) {
     let mut command = Command::new(BIN);
     command
         .env_clear()
@@ -17,7 +22,8 @@ pub fn serve(workspace: &Path) -> (Running, String, Option<String>, String) {
             "127.0.0.1:0",
             "--workspace",
         ])
-        .arg(workspace);
+        .arg(workspace)
+        .args(more);
     let mut process = Running::spawn(command, "msgbatch serve");
     let line = process
         .stdout

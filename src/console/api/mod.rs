@@ -72,7 +72,7 @@ async fn ready(State(console): State<Shared>) -> Response {
             .join(format!(".ready-{}", super::auth::random_token()));
         crate::files::create_private(&probe)
             .and_then(|_| std::fs::remove_file(&probe))
-            .map_err(|error| format!("workspace: {error}"))
+            .map_err(|error| format!("workspace {}: {error}", console.workspace.root.display()))
     });
     match workspace {
         Ok(()) => "ready\n".into_response(),

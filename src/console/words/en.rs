@@ -168,6 +168,7 @@ pub static EN: Words = Words {
     refuse_files_changed: "the campaign's files changed since they were checked: it is a draft again. Check it again.",
     refuse_own_approval: "nobody approves their own campaign: another approver must approve it",
     refuse_role: "this needs the role {role} or above; you are {name} ({their}). Ask an administrator.",
+    refuse_metrics_scope: "this token may not read /metrics: make one with \"May read /metrics\" ticked",
     refuse_request: "the request could not be read: {detail}",
     refuse_not_started: "this campaign has not been started: it has no run yet",
     refuse_idempotency_key: "an Idempotency-Key is 1 to 255 visible characters",

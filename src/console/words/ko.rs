@@ -168,6 +168,7 @@ pub static KO: Words = Words {
     refuse_files_changed: "검사 후 캠페인 파일이 바뀌어 초안으로 돌아갔습니다. 다시 검사하세요.",
     refuse_own_approval: "자기 캠페인은 승인할 수 없습니다: 다른 승인자가 승인해야 합니다",
     refuse_role: "이 작업에는 {role} 이상의 역할이 필요합니다. {name} 님의 역할은 {their}입니다. 관리자에게 요청하세요.",
+    refuse_metrics_scope: "이 토큰으로는 /metrics를 읽을 수 없습니다: \"/metrics 조회 허용\"을 선택해 토큰을 만드세요",
     refuse_request: "요청을 읽을 수 없습니다: {detail}",
     refuse_not_started: "이 캠페인은 아직 시작되지 않았습니다",
     refuse_idempotency_key: "Idempotency-Key는 1~255자의 보이는 문자여야 합니다",

@@ -181,6 +181,7 @@ pub struct Words {
     pub refuse_files_changed: &'static str,
     pub refuse_own_approval: &'static str,
     pub refuse_role: &'static str,
+    pub refuse_metrics_scope: &'static str,
     pub refuse_request: &'static str,
     pub refuse_not_started: &'static str,
     pub refuse_idempotency_key: &'static str,
