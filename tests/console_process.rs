@@ -3,45 +3,9 @@
 mod common;
 
 use common::child::Sandbox;
-use common::console::{between, campaign_id, location, Browser};
-use common::serve::{serve, write_connection};
-use reqwest::multipart::{Form, Part};
+use common::console::{between, location, Browser};
+use common::serve::{serve, start_slow_campaign, until_ended, until_sent, write_connection, RECIPIENTS};
 use reqwest::StatusCode;
-use std::time::{Duration, Instant};
-
-const RECIPIENTS: usize = 120;
-
-fn campaign_toml() -> String {
-    r##"name = "slow"
-kind = "alimtalk"
-connection = "process"
-
-[message]
-service = 1001
-template = "ORDER_SHIPPED"
-text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
-callback_no = "0212345678"
-
-[recipients]
-path = "x.csv"
-name = "name"
-variables = { VAR1 = "order_no" }
-
-[send]
-chunk_size = 4
-concurrency = 2
-messages_per_second = 20
-"##
-    .to_string()
-}
-
-fn recipients() -> String {
-    let mut csv = String::from("phone,name,order_no\n");
-    for i in 0..RECIPIENTS {
-        csv.push_str(&format!("010{:08},고객{i},A-{i}\n", 40_000_000 + i));
-    }
-    csv
-}
 
 #[test]
 fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks() {
@@ -102,59 +66,6 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
     let sent = sandbox.sent();
     assert!(sent.repeated().is_empty(), "no number twice: {:?}", sent.repeated());
     assert!(sent.total >= status.sent && sent.total <= status.sent + status.uncertain);
-}
-
-/// Signs in through the first link, then makes, checks, approves and starts the slow campaign.
-fn start_slow_campaign(runtime: &tokio::runtime::Runtime, base: &str, link: Option<String>) -> (Browser, String) {
-    let mut admin = Browser::new(base);
-    let id = runtime.block_on(async {
-        admin
-            .welcome(&link.expect("a new workspace prints a sign-in link"))
-            .await;
-        admin.page("/campaigns/new").await;
-        let form = Form::new()
-            .text("csrf", admin.csrf.clone())
-            .text("name", "slow")
-            .part("campaign_file", Part::text(campaign_toml()).file_name("c.toml"))
-            .part("recipients", Part::text(recipients()).file_name("list.csv"));
-        let response = admin.post_multipart("/campaigns", form).await;
-        let id = campaign_id(&location(&response));
-        admin.page(&format!("/campaigns/{id}")).await;
-        admin.post(&format!("/campaigns/{id}/check"), &[]).await;
-        admin.post(&format!("/campaigns/{id}/submit"), &[]).await;
-        let response = admin.post(&format!("/campaigns/{id}/approve"), &[]).await;
-        assert_eq!(response.status(), StatusCode::SEE_OTHER, "self-approval was allowed");
-        let amount = (RECIPIENTS * 8).to_string();
-        let response = admin
-            .post(&format!("/campaigns/{id}/start"), &[("amount", &amount)])
-            .await;
-        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
-        id
-    });
-    (admin, id)
-}
-
-/// Waits until the sandbox has taken `count` messages.
-fn until_sent(sandbox: &Sandbox, count: u64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while sandbox.sent().total < count {
-        assert!(Instant::now() < deadline, "the run sends");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits for the campaign's run to end; its state.
-async fn until_ended(browser: &mut Browser, id: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
-        let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
-        if state == "done" || state == "incomplete" {
-            return state;
-        }
-        assert!(Instant::now() < deadline, "the resumed run ends: {state}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[test]

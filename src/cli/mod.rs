@@ -14,6 +14,7 @@ pub mod progress;
 mod purge;
 mod serve;
 mod statement;
+mod workspace;
 
 use crate::client::Client;
 use crate::engine::rules::parse_duration;
@@ -221,6 +222,9 @@ pub enum Command {
     },
     /// The console: campaigns from the browser, with roles, approval and live control.
     Serve(serve::ServeArgs),
+    /// A console workspace's backup and restore.
+    #[command(subcommand)]
+    Workspace(workspace::WorkspaceCommand),
     /// Run the sandbox of both deployments on one listener (standard under /standard, gateway under /gateway).
     Sandbox(SandboxArgs),
     /// Print a shell completion script: `msgbatch completions bash > /etc/bash_completion.d/msgbatch`.
@@ -579,6 +583,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         } => campaign::retry(&run_dir, only, out.as_deref(), json),
         Command::Sandbox(args) => run_sandbox(args).await,
         Command::Serve(args) => serve::serve(args).await,
+        Command::Workspace(command) => workspace::workspace(command).await,
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out } => manual::pages(out.as_deref()),
         Command::Sender { action, service } => manage::sender(&client_from(&service)?, action, service.json).await,

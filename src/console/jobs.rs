@@ -42,6 +42,16 @@ impl Jobs {
         entry.state.clone().downcast::<T>().ok()
     }
 
+    /// Every run going on, with its control.
+    pub fn runs(&self) -> Vec<(String, Control)> {
+        self.active
+            .lock()
+            .iter()
+            .filter(|(_, entry)| entry.kind == Kind::Run)
+            .map(|(id, entry)| (id.clone(), entry.control.clone()))
+            .collect()
+    }
+
     /// Asks every job to stop (a run ends its requests in flight, a collection keeps what it
     /// read); answers how many there were.
     pub fn stop_all(&self) -> usize {

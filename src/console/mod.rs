@@ -7,6 +7,7 @@
 pub mod api;
 mod approval;
 pub mod auth;
+pub mod backup;
 pub mod campaigns;
 mod check;
 pub mod client_address;
@@ -36,6 +37,7 @@ mod starters;
 pub mod store;
 mod tls;
 pub mod tokens;
+pub mod webhooks;
 pub mod words;
 mod workflow;
 
@@ -72,6 +74,8 @@ pub struct ServeOptions {
     pub demo: bool,
     /// `--metrics-listen`: `/metrics` alone, without a token, on this address too.
     pub metrics_listen: Option<SocketAddr>,
+    /// When webhooks are attempted again, and how long a receiver may take.
+    pub webhook_schedule: webhooks::Schedule,
     /// How "Collect now" reads a gateway run's results (`msgbatch collect`'s options).
     pub collect: crate::engine::collect::CollectOptions,
 }
@@ -90,6 +94,7 @@ impl ServeOptions {
             two_person: true,
             demo: false,
             metrics_listen: None,
+            webhook_schedule: webhooks::Schedule::default(),
             collect: crate::engine::collect::CollectOptions::default(),
         }
     }
@@ -122,6 +127,9 @@ pub struct Console {
     /// The API's `Idempotency-Key`s being answered now.
     pub api_keys: api::idempotency::InFlight,
     pub metrics: metrics::ConsoleMetrics,
+    pub webhooks: webhooks::Webhooks,
+    /// The key of `POST /internal/backup`, also in the workspace's `serve.json`.
+    pub control_key: String,
 }
 
 pub type Shared = Arc<Console>;
@@ -217,6 +225,14 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
             }
         ),
     };
+    // Where `msgbatch workspace backup` finds this console: the listener itself (plain HTTP behind
+    // a proxy), with a new control key.
+    let control_url = match (&tls, &options.public_url) {
+        (None, _) => format!("http://{address}"),
+        (Some(_), _) => base_url.clone(),
+    };
+    let serving = backup::write_serving(&options.workspace, &control_url)
+        .with_context(|| format!("cannot write {}", options.workspace.join(backup::SERVE_FILE).display()))?;
     // Every run's spend, from its checkpoint, before any run starts again.
     let months = month::Months::rebuild(&store, &workspace).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     let console = Arc::new(Console {
@@ -224,6 +240,8 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         notices: notify::Notices::default(),
         api_keys: api::idempotency::InFlight::default(),
         metrics: metrics::ConsoleMetrics::default(),
+        webhooks: webhooks::Webhooks::new(options.webhook_schedule.clone()),
+        control_key: serving.control_key,
         store,
         workspace,
         hosts: guard::served_hosts(address, options.public_url.as_deref()),
@@ -243,6 +261,7 @@ pub async fn prepare(options: &ServeOptions) -> Result<Prepared> {
         collect: options.collect.clone(),
     });
     notify::spawn(&console);
+    webhooks::spawn(&console);
     let interrupted = runner::mark_interrupted(&console).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     // The frequency cap counts what every ended run sent, the interrupted ones included.
     frequency::record_ended(&console.store, &console.workspace)?;
@@ -287,6 +306,7 @@ pub fn router(console: Shared) -> axum::Router {
         .nest("/api/v1", api::routes(&console))
         .merge(api::probes())
         .route("/metrics", axum::routing::get(metrics::on_token))
+        .route("/internal/backup", axum::routing::post(backup::route))
         .fallback(|| async { ConsoleError::NotFound })
         .layer(axum::middleware::from_fn_with_state(console.clone(), metrics::count))
         .layer(axum::middleware::from_fn_with_state(console.clone(), guard::guard))
@@ -344,6 +364,7 @@ pub async fn serve(options: ServeOptions) -> Result<()> {
     })
     .await?;
     stop_runs(&console).await;
+    let _ = std::fs::remove_file(options.workspace.join(backup::SERVE_FILE));
     Ok(())
 }
 

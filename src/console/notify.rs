@@ -180,6 +180,18 @@ impl Console {
 
     /// A notice about campaign `id` (named `name`), by `by`, with `detail` (phone numbers masked).
     pub fn notify(&self, kind: NoticeKind, campaign: Option<(&str, &str)>, by: &str, detail: &str) {
+        // The same events for other systems' webhooks (a run's end tells them its own way).
+        let hooked = match kind {
+            NoticeKind::ApprovalRequested => Some(("campaign.submitted", "awaiting_approval")),
+            NoticeKind::Approved => Some(("campaign.approved", "approved")),
+            NoticeKind::Started => Some(("campaign.started", "sending")),
+            NoticeKind::Paused => Some(("campaign.paused", "sending")),
+            NoticeKind::Interrupted => Some(("campaign.interrupted", "interrupted")),
+            NoticeKind::Finished | NoticeKind::MonthThreshold => None,
+        };
+        if let (Some((event, state)), Some((id, name))) = (hooked, campaign) {
+            self.tell_state(event, id, name, state, by, detail);
+        }
         self.notices.tell(Notice {
             kind,
             campaign: campaign.map(|(id, name)| (id.to_string(), name.to_string())),

@@ -287,6 +287,18 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
             .telling_pauses(console, &record.id, &record.name),
         ),
     });
+    let board = active.board.clone();
+    super::webhooks::watch_progress(console, &id, &record.name, move || {
+        let view = board.view();
+        super::webhooks::Progress {
+            done: view.done,
+            total: view.total,
+            accepted: view.accepted,
+            not_accepted: view.not_accepted,
+            uncertain: view.uncertain,
+            finished: view.finished.is_some() || board.phase() == "finished",
+        }
+    });
     let (task_console, task_id, task_run) = (console.clone(), id.clone(), active.clone());
     super::jobs::spawn(console, &id, Kind::Run, active.control.clone(), active, async move {
         let (active, console, id) = (task_run, task_console, task_id);
@@ -398,6 +410,12 @@ async fn finish(
                 "console",
                 &format!("{} · {figures_text}", super::words::ends::end_words(w, &end)),
             );
+            let event = if state == State::Stopped {
+                "campaign.stopped"
+            } else {
+                "campaign.finished"
+            };
+            console.tell_state(event, id, &record.name, state.as_str(), "console", &end);
         }
         if let Some(run) = &record.run {
             let month = super::month::month_of(&run.started_at);
@@ -416,6 +434,12 @@ async fn finish(
     }
     if recorded {
         write_report_and_sends(console, id).await?;
+        // Other systems hear the final results once the report that holds them is written.
+        console.webhooks.tell(super::webhooks::Event {
+            kind: "campaign.results",
+            campaign: Some(id.to_string()),
+            data: serde_json::Value::Null,
+        });
     }
     Ok(())
 }

@@ -116,6 +116,9 @@ const TOKENS: &str = "tokens";
 /// The API's first answers to requests with an `Idempotency-Key` (`api::idempotency`).
 const IDEMPOTENCY: &str = "idempotency";
 
+/// A record as bytes: its tree, key and value.
+pub type RawEntry = (String, Vec<u8>, Vec<u8>);
+
 /// `console.db`: one sled database with a tree per kind of record, values as JSON.
 #[derive(Clone)]
 pub struct Store {
@@ -237,6 +240,51 @@ impl Store {
         }
         tree.flush().map_err(ConsoleError::from_sled)?;
         Ok(())
+    }
+
+    /// Every record of every tree as bytes (a backup's copy).
+    pub fn raw_entries(&self) -> Result<Vec<RawEntry>, ConsoleError> {
+        let mut entries = Vec::new();
+        for name in self.db.tree_names() {
+            let tree = self.db.open_tree(&name).map_err(ConsoleError::from_sled)?;
+            let name = String::from_utf8_lossy(&name).into_owned();
+            for entry in tree.iter() {
+                let (key, value) = entry.map_err(ConsoleError::from_sled)?;
+                entries.push((name.clone(), key.to_vec(), value.to_vec()));
+            }
+        }
+        Ok(entries)
+    }
+
+    /// One record as bytes (a restore).
+    pub fn put_raw(&self, tree: &str, key: &[u8], value: &[u8]) -> Result<(), ConsoleError> {
+        self.db
+            .open_tree(tree)
+            .map_err(ConsoleError::from_sled)?
+            .insert(key, value)
+            .map_err(ConsoleError::from_sled)?;
+        Ok(())
+    }
+
+    pub fn flush(&self) -> Result<(), ConsoleError> {
+        self.db.flush().map_err(ConsoleError::from_sled).map(drop)
+    }
+
+    /// A record of the tree `tree` (the webhooks' outbox and messages).
+    pub fn get_in<T: DeserializeOwned>(&self, tree: &str, key: &str) -> Result<Option<T>, ConsoleError> {
+        self.get(tree, key)
+    }
+
+    pub fn put_in<T: Serialize>(&self, tree: &str, key: &str, value: &T) -> Result<(), ConsoleError> {
+        self.put(tree, key, value)
+    }
+
+    pub fn entries_in<T: DeserializeOwned>(&self, tree: &str) -> Result<Vec<(String, T)>, ConsoleError> {
+        self.entries(tree)
+    }
+
+    pub fn remove_in(&self, tree: &str, key: &str) -> Result<bool, ConsoleError> {
+        self.remove(tree, key)
     }
 
     pub fn token<T: DeserializeOwned>(&self, digest: &str) -> Result<Option<T>, ConsoleError> {

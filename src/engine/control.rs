@@ -52,6 +52,10 @@ impl Control {
             .send_if_modified(|wanted| !std::mem::replace(&mut wanted.paused, true));
     }
 
+    pub fn is_paused(&self) -> bool {
+        self.wanted.borrow().paused
+    }
+
     pub fn resume(&self) {
         self.wanted
             .send_if_modified(|wanted| std::mem::replace(&mut wanted.paused, false));

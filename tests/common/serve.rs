@@ -1,8 +1,12 @@
 //! `msgbatch serve` as a process for the tests: started on a free port with the key in its environment, its address and first sign-in link read from what it prints; the workspace's connection to a sandbox process.
 
-use super::child::{Running, API_KEY, BIN, GROUP};
+use super::child::{Running, Sandbox, API_KEY, BIN, GROUP};
+use super::console::{between, campaign_id, location, Browser};
+use reqwest::multipart::{Form, Part};
+use reqwest::StatusCode;
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The console process, its address, its first sign-in link (a new workspace) and what it said.
 pub fn serve(workspace: &Path) -> (Running, String, Option<String>, String) {
@@ -66,4 +70,91 @@ alimtalk = 8
         ),
     )
     .unwrap();
+}
+
+pub const RECIPIENTS: usize = 120;
+
+pub fn campaign_toml() -> String {
+    r##"name = "slow"
+kind = "alimtalk"
+connection = "process"
+
+[message]
+service = 1001
+template = "ORDER_SHIPPED"
+text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
+callback_no = "0212345678"
+
+[recipients]
+path = "x.csv"
+name = "name"
+variables = { VAR1 = "order_no" }
+
+[send]
+chunk_size = 4
+concurrency = 2
+messages_per_second = 20
+"##
+    .to_string()
+}
+
+pub fn recipients() -> String {
+    let mut csv = String::from("phone,name,order_no\n");
+    for i in 0..RECIPIENTS {
+        csv.push_str(&format!("010{:08},고객{i},A-{i}\n", 40_000_000 + i));
+    }
+    csv
+}
+
+/// Signs in through the first link, then makes, checks, approves and starts the slow campaign.
+pub fn start_slow_campaign(runtime: &tokio::runtime::Runtime, base: &str, link: Option<String>) -> (Browser, String) {
+    let mut admin = Browser::new(base);
+    let id = runtime.block_on(async {
+        admin
+            .welcome(&link.expect("a new workspace prints a sign-in link"))
+            .await;
+        admin.page("/campaigns/new").await;
+        let form = Form::new()
+            .text("csrf", admin.csrf.clone())
+            .text("name", "slow")
+            .part("campaign_file", Part::text(campaign_toml()).file_name("c.toml"))
+            .part("recipients", Part::text(recipients()).file_name("list.csv"));
+        let response = admin.post_multipart("/campaigns", form).await;
+        let id = campaign_id(&location(&response));
+        admin.page(&format!("/campaigns/{id}")).await;
+        admin.post(&format!("/campaigns/{id}/check"), &[]).await;
+        admin.post(&format!("/campaigns/{id}/submit"), &[]).await;
+        let response = admin.post(&format!("/campaigns/{id}/approve"), &[]).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "self-approval was allowed");
+        let amount = (RECIPIENTS * 8).to_string();
+        let response = admin
+            .post(&format!("/campaigns/{id}/start"), &[("amount", &amount)])
+            .await;
+        assert_eq!(location(&response), format!("/campaigns/{id}/live"));
+        id
+    });
+    (admin, id)
+}
+
+/// Waits until the sandbox has taken `count` messages.
+pub fn until_sent(sandbox: &Sandbox, count: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sandbox.sent().total < count {
+        assert!(Instant::now() < deadline, "the run sends");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for the campaign's run to end; its state.
+pub async fn until_ended(browser: &mut Browser, id: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, page) = browser.page(&format!("/campaigns/{id}")).await;
+        let state = between(&page, "<span class=\"state ", "\"").unwrap_or_default();
+        if state == "done" || state == "incomplete" {
+            return state;
+        }
+        assert!(Instant::now() < deadline, "the resumed run ends: {state}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

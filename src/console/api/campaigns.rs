@@ -356,3 +356,34 @@ fn status_view(console: &Shared, id: &str, signed: &Signed) -> Answer<StatusView
     security(("token" = [])))]
 #[allow(dead_code)]
 fn download_document() {}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct ResultsQuery {
+    /// A `next_cursor` from the page before (or a `campaign.results` webhook); none: the first page.
+    pub cursor: Option<String>,
+    /// Rows a page, 1 to 5000 (500).
+    pub limit: Option<usize>,
+}
+
+/// A run's final results, a page at a time: the same pages `campaign.results` webhooks carry.
+#[utoipa::path(get, path = "/api/v1/campaigns/{id}/results", tag = "run",
+    params(("id" = String, Path), ResultsQuery),
+    responses((status = 200, body = crate::console::webhooks::results::ResultsPage), (status = "4XX", body = Problem, content_type = "application/problem+json")),
+    security(("token" = [])))]
+pub async fn results_page(
+    State(console): State<Shared>,
+    Found(record): Found,
+    Query(query): Query<ResultsQuery>,
+) -> Answer<crate::console::webhooks::results::ResultsPage> {
+    let limit = query
+        .limit
+        .unwrap_or(crate::console::webhooks::RESULTS_PAGE)
+        .clamp(1, 5000);
+    let run_dir = console.workspace.run_dir(&record.id);
+    let page = tokio::task::spawn_blocking(move || {
+        crate::console::webhooks::results::page(&run_dir, query.cursor.as_deref(), limit)
+    })
+    .await
+    .map_err(ConsoleError::internal)??;
+    Ok(Json(page))
+}

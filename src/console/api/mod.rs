@@ -39,6 +39,7 @@ pub fn routes(console: &Shared) -> Router<Shared> {
         .route("/campaigns/{id}/control", post(campaigns::control))
         .route("/campaigns/{id}/resume", keyed(post(campaigns::resume)))
         .route("/campaigns/{id}/status", get(campaigns::status))
+        .route("/campaigns/{id}/results", get(campaigns::results_page))
         .route("/campaigns/{id}/files/{name}", get(super::pages::results::download))
         .route("/opt-outs", get(workspace::opt_outs).post(workspace::add_opt_outs))
         .route("/opt-outs/remove", post(workspace::remove_opt_outs))
@@ -120,6 +121,7 @@ async fn not_found(State(console): State<Shared>, request: Request) -> Response 
         campaigns::control,
         campaigns::resume,
         campaigns::status,
+        campaigns::results_page,
         campaigns::download_document,
         workspace::opt_outs,
         workspace::add_opt_outs,

@@ -13,6 +13,7 @@ pub(crate) mod results;
 pub(crate) mod statement;
 mod tokens;
 pub(crate) mod uploads;
+mod webhooks;
 
 /// The pages' own template filters.
 pub mod filters {
@@ -105,6 +106,9 @@ pub fn routes(console: &Shared) -> Router<Shared> {
         .route("/month/retention", post(month::set_retention))
         .route("/notifications", get(notifications::page).post(notifications::add))
         .route("/notifications/{id}/remove", post(notifications::remove))
+        .route("/webhooks", get(webhooks::page).post(webhooks::add))
+        .route("/webhooks/{id}/remove", post(webhooks::remove))
+        .route("/webhooks/{endpoint}/{message}/redeliver", post(webhooks::redeliver))
         .route("/opt-outs", get(opt_outs::page))
         .route("/opt-outs/add", post(opt_outs::add))
         .route("/opt-outs/remove", post(opt_outs::remove))

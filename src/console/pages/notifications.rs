@@ -194,7 +194,7 @@ fn read_channel(fields: &[(String, String)]) -> Result<Channel, ConsoleError> {
 
 /// HTTPS anywhere; plain HTTP only to this machine (the campaign names and figures a notice
 /// carries do not cross a network in clear).
-fn reachable_safely(url: &str) -> bool {
+pub(super) fn reachable_safely(url: &str) -> bool {
     match reqwest::Url::parse(url) {
         Ok(url) if url.scheme() == "https" => url.host_str().is_some(),
         Ok(url) if url.scheme() == "http" => matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")),
