@@ -1,9 +1,10 @@
-//! The console's JSON API over HTTP on loopback, against a sandbox: a campaign from a CSV to its report by API alone on two people's tokens; the roles and the two-person rule refused as problem documents in the page's words; a start retried after a dropped connection sends nothing twice; tokens act with their user's role now and never on pages; every answer valid against the API's OpenAPI document.
+//! The console's JSON API over HTTP on loopback, against `serve` and a sandbox as processes for the whole flow: a campaign from a CSV to its report by API alone on two people's tokens; the roles and the two-person rule refused as problem documents in the page's words; a start retried after a dropped connection sends nothing twice; tokens act with their user's role now and never on pages; every answer valid against the API's OpenAPI document.
 
 mod common;
 
 use common::api::{token_of, Api};
-use common::console::{connect_to, team, SMS};
+use common::console::{team, Browser, SMS};
+use common::serve::write_connection;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -30,9 +31,7 @@ fn new_campaign(settings: &str, recipients: &str) -> reqwest::multipart::Form {
 }
 
 /// How many times the sandbox's ledger charged each number.
-async fn charges(sandbox: &common::TestSandbox) -> BTreeMap<String, usize> {
-    let client = sandbox.client();
-    let ledger = sandbox.admin(&client).ledger().await.unwrap();
+fn charges(ledger: &msgbatch::api::ledger::Ledger) -> BTreeMap<String, usize> {
     let mut charged = BTreeMap::new();
     for entry in &ledger.entries {
         if entry.kind == msgbatch::api::ledger::LedgerKind::Charge {
@@ -69,181 +68,225 @@ fn send_and_hang_up(base: &str, path: &str, token: &str, key: &str, body: &str) 
     stream.shutdown(std::net::Shutdown::Both).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_campaign_goes_from_a_csv_to_its_report_by_api_alone_on_two_tokens() {
+/// An order notification through the workspace's connection to the sandbox process.
+const ORDERS: &str = r##"name = "order-shipped"
+kind = "alimtalk"
+connection = "process"
+[message]
+service = 1001
+template = "ORDER_SHIPPED"
+text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
+callback_no = "0212345678"
+[recipients]
+path = "r.csv"
+name = "name"
+variables = { VAR1 = "order" }
+"##;
+
+fn orders(n: usize) -> String {
+    let mut csv = String::from("phone,name,order\n");
+    for i in 0..n {
+        csv.push_str(&format!("0107400{i:04},고객{i},A-{i}\n"));
+    }
+    csv
+}
+
+/// `msgbatch serve` and `msgbatch sandbox` as processes, as a team runs them.
+#[test]
+fn a_campaign_goes_from_a_csv_to_its_report_by_api_alone_on_two_tokens() {
     let dir = tempfile::tempdir().unwrap();
-    let mut team = team(dir.path()).await;
-    let sandbox = common::TestSandbox::demo().await;
-    connect_to(&team.console.workspace, &sandbox, dir.path());
-    let base = team.console.base.clone();
-    let editor = Api::new(&base, Some(token_of(&mut team.editor, "crm export").await)).await;
-    let approver = Api::new(&base, Some(token_of(&mut team.approver, "ops").await)).await;
-    let viewer = Api::new(&base, Some(token_of(&mut team.viewer, "dashboard").await)).await;
+    let workspace = dir.path().join("workspace");
+    let sandbox = common::child::Sandbox::start(None);
+    write_connection(&workspace, &sandbox.root_url());
+    let (_process, base, link, _) = common::serve::serve_with(&workspace, &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (mut admin, editor, approver, viewer) = runtime.block_on(async {
+        let mut admin = Browser::new(&base);
+        admin
+            .welcome(&link.expect("a new workspace prints a sign-in link"))
+            .await;
+        let mut apis = Vec::new();
+        for (name, role) in [("mina", "editor"), ("joon", "approver"), ("vera", "viewer")] {
+            let mut person = Browser::new(&base);
+            person.welcome(&admin.add_user(name, role).await).await;
+            apis.push(Api::new(&base, Some(token_of(&mut person, name).await)).await);
+        }
+        let viewer = apis.pop().unwrap();
+        let approver = apis.pop().unwrap();
+        (admin, apis.pop().unwrap(), approver, viewer)
+    });
 
-    // Created once, though the request is sent twice with its key.
-    let created = editor
-        .post_form("/api/v1/campaigns", Some("create-1"), new_campaign(SMS, &people(12)))
-        .await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.json);
-    let again = editor
-        .post_form("/api/v1/campaigns", Some("create-1"), new_campaign(SMS, &people(12)))
-        .await;
-    assert_eq!(again.status, StatusCode::CREATED);
-    assert_eq!(again.json, created.json, "a retry gets the first answer");
-    assert_eq!(again.headers["idempotent-replayed"], "true");
-    let id = created.json["id"].as_str().unwrap().to_string();
-    let listed = viewer.get("/api/v1/campaigns").await;
-    assert_eq!(
-        listed.json.as_array().unwrap().len(),
-        1,
-        "one campaign made: {}",
-        listed.json
-    );
-    assert_eq!(created.json["state"], "draft");
-    assert_eq!(created.json["recipients"], "people.csv");
+    let (id, estimate) = runtime.block_on(async {
+        // Created once, though the request is sent twice with its key.
+        let created = editor
+            .post_form("/api/v1/campaigns", Some("create-1"), new_campaign(ORDERS, &orders(12)))
+            .await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.json);
+        let again = editor
+            .post_form("/api/v1/campaigns", Some("create-1"), new_campaign(ORDERS, &orders(12)))
+            .await;
+        assert_eq!(again.status, StatusCode::CREATED);
+        assert_eq!(again.json, created.json, "a retry gets the first answer");
+        assert_eq!(again.headers["idempotent-replayed"], "true");
+        let id = created.json["id"].as_str().unwrap().to_string();
+        let listed = viewer.get("/api/v1/campaigns").await;
+        assert_eq!(
+            listed.json.as_array().unwrap().len(),
+            1,
+            "one campaign made: {}",
+            listed.json
+        );
+        assert_eq!(created.json["state"], "draft");
+        assert_eq!(created.json["recipients"], "people.csv");
 
-    // A viewer reads but does not check; the editor checks.
-    let refused = viewer.post(&format!("/api/v1/campaigns/{id}/check"), json!({})).await;
-    assert_eq!(refused.status, StatusCode::FORBIDDEN);
-    assert_eq!(refused.problem(), "refuse_role");
-    let check = editor.post(&format!("/api/v1/campaigns/{id}/check"), json!({})).await;
-    assert_eq!(check.status, StatusCode::OK, "{}", check.json);
-    assert_eq!(check.json["check"]["passed"], true, "{}", check.json);
-    assert_eq!(check.json["check"]["rows"], 12);
-    assert_eq!(check.json["check"]["valid"], 12);
-    assert_eq!(check.json["current"], true);
-    let estimate = check.json["check"]["estimate"]
-        .as_i64()
-        .expect("the connection has prices");
+        // A viewer reads but does not check; the editor checks.
+        let refused = viewer.post(&format!("/api/v1/campaigns/{id}/check"), json!({})).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+        assert_eq!(refused.problem(), "refuse_role");
+        let check = editor.post(&format!("/api/v1/campaigns/{id}/check"), json!({})).await;
+        assert_eq!(check.status, StatusCode::OK, "{}", check.json);
+        assert_eq!(check.json["check"]["passed"], true, "{}", check.json);
+        assert_eq!(check.json["check"]["rows"], 12);
+        assert_eq!(check.json["check"]["valid"], 12);
+        assert_eq!(check.json["current"], true);
+        let estimate = check.json["check"]["estimate"]
+            .as_i64()
+            .expect("the connection has prices");
 
-    // Submitted by the editor; an editor cannot approve, the approver can.
-    let submitted = editor
-        .post_keyed(&format!("/api/v1/campaigns/{id}/submit"), "submit-1", json!({}))
-        .await;
-    assert_eq!(submitted.json["state"], "awaiting_approval", "{}", submitted.json);
-    let refused = editor.post(&format!("/api/v1/campaigns/{id}/approve"), json!({})).await;
-    assert_eq!(
-        (refused.status, refused.problem().as_str()),
-        (StatusCode::FORBIDDEN, "refuse_role")
-    );
-    let approved = approver
-        .post_keyed(&format!("/api/v1/campaigns/{id}/approve"), "approve-1", json!({}))
-        .await;
-    assert_eq!(approved.json["state"], "approved", "{}", approved.json);
-    assert_eq!(approved.json["approval"]["by"], "joon");
+        // Submitted by the editor; an editor cannot approve, the approver can.
+        let submitted = editor
+            .post_keyed(&format!("/api/v1/campaigns/{id}/submit"), "submit-1", json!({}))
+            .await;
+        assert_eq!(submitted.json["state"], "awaiting_approval", "{}", submitted.json);
+        let refused = editor.post(&format!("/api/v1/campaigns/{id}/approve"), json!({})).await;
+        assert_eq!(
+            (refused.status, refused.problem().as_str()),
+            (StatusCode::FORBIDDEN, "refuse_role")
+        );
+        let approved = approver
+            .post_keyed(&format!("/api/v1/campaigns/{id}/approve"), "approve-1", json!({}))
+            .await;
+        assert_eq!(approved.json["state"], "approved", "{}", approved.json);
+        assert_eq!(approved.json["approval"]["by"], "joon");
 
-    // The amount is typed out, as on the page.
-    let refused = approver
-        .post(&format!("/api/v1/campaigns/{id}/start"), json!({ "amount": "1" }))
-        .await;
-    assert_eq!(
-        (refused.status, refused.problem().as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, "refuse_amount")
-    );
+        // The amount is typed out, as on the page.
+        let refused = approver
+            .post(&format!("/api/v1/campaigns/{id}/start"), json!({ "amount": "1" }))
+            .await;
+        assert_eq!(
+            (refused.status, refused.problem().as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, "refuse_amount")
+        );
 
-    // The start is sent and the connection dropped before its answer; the retry with the same
-    // key gets the start's answer, and nothing starts twice.
-    let body = json!({ "amount": format!("₩{estimate}") }).to_string();
-    let path = format!("/api/v1/campaigns/{id}/start");
-    send_and_hang_up(&base, &path, approver.token.as_deref().unwrap(), "start-1", &body);
-    let retried = approver
-        .post_keyed(&path, "start-1", serde_json::from_str(&body).unwrap())
-        .await;
-    assert_eq!(retried.status, StatusCode::ACCEPTED, "{}", retried.json);
-    let third = approver
-        .post_keyed(&path, "start-1", serde_json::from_str(&body).unwrap())
-        .await;
-    assert_eq!((third.status, &third.json), (StatusCode::ACCEPTED, &retried.json));
-    assert_eq!(third.headers["idempotent-replayed"], "true");
-    let unkeyed = approver.post(&path, serde_json::from_str(&body).unwrap()).await;
-    assert_eq!(
-        unkeyed.status,
-        StatusCode::CONFLICT,
-        "without its key a second start is refused"
-    );
-    assert_eq!(unkeyed.problem(), "refuse_state");
+        // The start is sent and the connection dropped before its answer; the retry with the same
+        // key gets the start's answer, and nothing starts twice.
+        let body = json!({ "amount": format!("₩{estimate}") }).to_string();
+        let path = format!("/api/v1/campaigns/{id}/start");
+        send_and_hang_up(&base, &path, approver.token.as_deref().unwrap(), "start-1", &body);
+        let retried = approver
+            .post_keyed(&path, "start-1", serde_json::from_str(&body).unwrap())
+            .await;
+        assert_eq!(retried.status, StatusCode::ACCEPTED, "{}", retried.json);
+        let third = approver
+            .post_keyed(&path, "start-1", serde_json::from_str(&body).unwrap())
+            .await;
+        assert_eq!((third.status, &third.json), (StatusCode::ACCEPTED, &retried.json));
+        assert_eq!(third.headers["idempotent-replayed"], "true");
+        let unkeyed = approver.post(&path, serde_json::from_str(&body).unwrap()).await;
+        assert_eq!(
+            unkeyed.status,
+            StatusCode::CONFLICT,
+            "without its key a second start is refused"
+        );
+        assert_eq!(unkeyed.problem(), "refuse_state");
 
-    let ended = until_finished(&viewer, &id).await;
-    assert_eq!(ended["sent"], 12, "{ended}");
-    assert_eq!(ended["accepted"], 12, "{ended}");
-    assert_eq!(ended["uncertain"], 0, "{ended}");
-    let charged = charges(&sandbox).await;
+        let ended = until_finished(&viewer, &id).await;
+        assert_eq!(ended["sent"], 12, "{ended}");
+        assert_eq!(ended["accepted"], 12, "{ended}");
+        assert_eq!(ended["uncertain"], 0, "{ended}");
+        (id, estimate)
+    });
+    let charged = charges(&sandbox.ledger());
     assert_eq!(charged.len(), 12, "{charged:?}");
     assert!(
         charged.values().all(|times| *times == 1),
         "no number twice: {charged:?}"
     );
-    let (_, audit) = team.admin.page(&format!("/audit?campaign={id}")).await;
-    assert_eq!(audit.matches(">started<").count(), 1, "one start in the audit log");
+    assert!(sandbox.sent().repeated().is_empty());
 
-    // The report by API: one line a recipient.
-    let report = viewer.get(&format!("/api/v1/campaigns/{id}/files/report.csv")).await;
-    assert_eq!(report.status, StatusCode::OK);
-    let text = String::from_utf8(report.bytes.clone()).unwrap();
-    assert_eq!(text.lines().count(), 13, "{text}");
-    assert_eq!(
-        text.lines().filter(|line| line.contains(",charged,9,")).count(),
-        12,
-        "each recipient charged once, as the ledger says: {text}"
-    );
-    let total: i64 = charged.values().map(|times| *times as i64 * 9).sum();
-    assert_eq!(total, estimate, "the bill is the estimate typed at the start");
+    runtime.block_on(async {
+        let (_, audit) = admin.page(&format!("/audit?campaign={id}")).await;
+        assert_eq!(audit.matches(">started<").count(), 1, "one start in the audit log");
 
-    // The month's statement, the opt-out list and the audit log, by API.
-    let month = (chrono::Utc::now() + chrono::Duration::hours(9))
-        .format("%Y-%m")
-        .to_string();
-    let statement = viewer.get(&format!("/api/v1/statement/{month}/statement.csv")).await;
-    assert_eq!(statement.status, StatusCode::OK);
-    let statement = String::from_utf8(statement.bytes).unwrap();
-    assert!(
-        statement.contains(&estimate.to_string()),
-        "the statement bills the run: {statement}"
-    );
-    let refused = viewer.get("/api/v1/opt-outs").await;
-    assert_eq!(
-        (refused.status, refused.problem().as_str()),
-        (StatusCode::FORBIDDEN, "refuse_role")
-    );
-    let added = editor
-        .post(
-            "/api/v1/opt-outs",
-            json!({ "numbers": ["010-7400-0001", "+82 10 7400 0002"] }),
-        )
-        .await;
-    assert_eq!(
-        added.json["numbers"],
-        json!(["01074000001", "01074000002"]),
-        "{}",
-        added.json
-    );
-    let refused = editor
-        .post("/api/v1/opt-outs/remove", json!({ "numbers": ["01074000001"] }))
-        .await;
-    assert_eq!(refused.problem(), "refuse_role", "taking a number off is an approver's");
-    let removed = approver
-        .post("/api/v1/opt-outs/remove", json!({ "numbers": ["01074000001"] }))
-        .await;
-    assert_eq!(removed.json["count"], 1);
-    let refused = editor
-        .post("/api/v1/opt-outs", json!({ "numbers": ["02-123-4567"] }))
-        .await;
-    assert_eq!(refused.problem(), "refuse_not_mobile");
-    let audit = viewer.get(&format!("/api/v1/audit?campaign={id}")).await;
-    let actions: Vec<&str> = audit
-        .json
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["action"].as_str().unwrap())
-        .collect();
-    for step in ["created", "checked", "submitted", "approved", "started"] {
+        // The report by API: one line a recipient.
+        let report = viewer.get(&format!("/api/v1/campaigns/{id}/files/report.csv")).await;
+        assert_eq!(report.status, StatusCode::OK);
+        let text = String::from_utf8(report.bytes.clone()).unwrap();
+        assert_eq!(text.lines().count(), 13, "{text}");
         assert_eq!(
-            actions.iter().filter(|action| **action == step).count(),
-            1,
-            "{step} once: {actions:?}"
+            text.lines().filter(|line| line.contains(",charged,8,")).count(),
+            12,
+            "each recipient charged once, as the ledger says: {text}"
         );
-    }
+        let total: i64 = charged.values().map(|times| *times as i64 * 8).sum();
+        assert_eq!(total, estimate, "the bill is the estimate typed at the start");
+
+        // The month's statement, the opt-out list and the audit log, by API.
+        let month = (chrono::Utc::now() + chrono::Duration::hours(9))
+            .format("%Y-%m")
+            .to_string();
+        let statement = viewer.get(&format!("/api/v1/statement/{month}/statement.csv")).await;
+        assert_eq!(statement.status, StatusCode::OK);
+        let statement = String::from_utf8(statement.bytes).unwrap();
+        assert!(
+            statement.contains(&estimate.to_string()),
+            "the statement bills the run: {statement}"
+        );
+        let refused = viewer.get("/api/v1/opt-outs").await;
+        assert_eq!(
+            (refused.status, refused.problem().as_str()),
+            (StatusCode::FORBIDDEN, "refuse_role")
+        );
+        let added = editor
+            .post(
+                "/api/v1/opt-outs",
+                json!({ "numbers": ["010-7400-0001", "+82 10 7400 0002"] }),
+            )
+            .await;
+        assert_eq!(
+            added.json["numbers"],
+            json!(["01074000001", "01074000002"]),
+            "{}",
+            added.json
+        );
+        let refused = editor
+            .post("/api/v1/opt-outs/remove", json!({ "numbers": ["01074000001"] }))
+            .await;
+        assert_eq!(refused.problem(), "refuse_role", "taking a number off is an approver's");
+        let removed = approver
+            .post("/api/v1/opt-outs/remove", json!({ "numbers": ["01074000001"] }))
+            .await;
+        assert_eq!(removed.json["count"], 1);
+        let refused = editor
+            .post("/api/v1/opt-outs", json!({ "numbers": ["02-123-4567"] }))
+            .await;
+        assert_eq!(refused.problem(), "refuse_not_mobile");
+        let audit = viewer.get(&format!("/api/v1/audit?campaign={id}")).await;
+        let actions: Vec<&str> = audit
+            .json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["action"].as_str().unwrap())
+            .collect();
+        for step in ["created", "checked", "submitted", "approved", "started"] {
+            assert_eq!(
+                actions.iter().filter(|action| **action == step).count(),
+                1,
+                "{step} once: {actions:?}"
+            );
+        }
+    });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -77,6 +77,16 @@ async fn metrics_scraped_during_a_run_end_equal_to_its_status() {
     approver
         .post(&format!("/api/v1/campaigns/{id}/approve"), json!({}))
         .await;
+    // One request in five answered 429: each is counted under its status, and tried again.
+    let client = sandbox.client();
+    sandbox
+        .admin(&client)
+        .set_faults(&msgbatch::api::faults::FaultConfig {
+            rate_limited_share: 0.2,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let started = approver
         .post(
             &format!("/api/v1/campaigns/{id}/start"),
@@ -143,9 +153,21 @@ async fn metrics_scraped_during_a_run_end_equal_to_its_status() {
     // answered 200.
     let sms = figure("msgbatch_service_requests_total{endpoint=\"/sms\",status=\"200\"}");
     assert_eq!(sms, status.sent as f64);
+    let limited = figure("msgbatch_service_requests_total{endpoint=\"/sms\",status=\"429\"}");
+    assert!(limited >= 1.0, "the sandbox answered 429");
+    assert_eq!(
+        ((sms + limited) / 5.0).floor(),
+        limited,
+        "one request in five was answered 429, as the sandbox spreads them"
+    );
+    assert_eq!(
+        figure("msgbatch_service_retries_total"),
+        limited,
+        "each 429 tried again"
+    );
     assert_eq!(
         figure("msgbatch_service_request_seconds_count{endpoint=\"/sms\"}"),
-        sms,
+        sms + limited,
         "each request timed"
     );
     assert!(

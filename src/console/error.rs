@@ -433,8 +433,67 @@ impl KeptError {
 
 #[cfg(test)]
 mod tests {
-    use super::without_server_paths;
+    use super::{without_server_paths, ConsoleError, Refusal};
     use proptest::prelude::*;
+
+    /// Every kind of error the console raises has its problem type, a 4xx or 5xx status and a
+    /// detail in each language; a refusal in words is typed by its word's name, in both.
+    #[test]
+    fn every_error_answers_the_api_with_a_typed_problem() {
+        let errors = || {
+            vec![
+                ConsoleError::SignIn,
+                ConsoleError::Forbidden("no".into()),
+                ConsoleError::Csrf,
+                ConsoleError::WrongHost("evil".into()),
+                ConsoleError::NotFound,
+                ConsoleError::Invalid("row 3, phone: not a number".into()),
+                ConsoleError::Conflict("started".into()),
+                ConsoleError::Busy("held".into()),
+                ConsoleError::forbidden(crate::word!(refuse_own_approval), vec![]),
+                ConsoleError::conflict(crate::word!(refuse_files_changed), vec![]),
+                ConsoleError::invalid(
+                    crate::word!(refuse_amount),
+                    vec![("expected", "₩9".into()), ("typed", "1".into())],
+                ),
+                ConsoleError::Field {
+                    field: "settings".into(),
+                    message: "bad".into(),
+                    too_large: false,
+                },
+                ConsoleError::TooMany("slow down".into()),
+                ConsoleError::TooLarge("big".into()),
+                ConsoleError::internal("boom"),
+            ]
+        };
+        let mut kinds = std::collections::BTreeSet::new();
+        for w in [&crate::console::words::EN, &crate::console::words::KO] {
+            for error in errors() {
+                let problem = error.problem(w, None);
+                assert!(
+                    problem.status.is_client_error() || problem.status.is_server_error(),
+                    "{error:?}"
+                );
+                assert!(!problem.kind.is_empty() && !problem.detail.is_empty(), "{error:?}");
+                if let ConsoleError::Said(refusal, said) = &error {
+                    assert_eq!(problem.kind, said.word.name);
+                    assert_eq!(problem.detail, said.in_words(w));
+                    let status = match refusal {
+                        Refusal::Invalid => 422,
+                        Refusal::Conflict => 409,
+                        Refusal::Forbidden => 403,
+                    };
+                    assert_eq!(problem.status.as_u16(), status);
+                }
+                kinds.insert(problem.kind);
+            }
+        }
+        assert_eq!(
+            kinds.len(),
+            errors().len(),
+            "each kind of error its own type: {kinds:?}"
+        );
+    }
 
     #[test]
     fn absolute_paths_keep_only_their_file_name() {

@@ -10,22 +10,16 @@ use std::time::{Duration, Instant};
 
 /// The console process, its address, its first sign-in link (a new workspace) and what it said.
 pub fn serve(workspace: &Path) -> (Running, String, Option<String>, String) {
-    serve_with(workspace, &[])
+    serve_with(workspace, &["--allow-self-approval"])
 }
 
-/// [`serve`] with more arguments.
+/// `msgbatch serve` with these arguments (two people approve, unless they allow self-approval).
 pub fn serve_with(workspace: &Path, more: &[&str]) -> (Running, String, Option<String>, String) {
     let mut command = Command::new(BIN);
     command
         .env_clear()
         .env("MSGBATCH_API_KEY", API_KEY)
-        .args([
-            "serve",
-            "--allow-self-approval",
-            "--listen",
-            "127.0.0.1:0",
-            "--workspace",
-        ])
+        .args(["serve", "--listen", "127.0.0.1:0", "--workspace"])
         .arg(workspace)
         .args(more);
     let mut process = Running::spawn(command, "msgbatch serve");
