@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# What a failing notification channel costs a send: the same campaign of N realistic recipients
-# sent twice through `msgbatch serve` against a sandbox in its own process, once with no channel
-# and once with two webhook channels wanting every event, one that never answers and one that
-# answers 500 (both served by this script). Prints each send's recipients per second and the ratio
-# (target: with failing channels >= 0.95 x without), and how many requests the two receivers got.
+# What failing receivers cost a send: the same campaign of N realistic recipients sent twice
+# through `msgbatch serve` against a sandbox in its own process, once with none and once with two
+# receivers wanting every event, one that never answers and one that answers 500 (both served by
+# this script). The receivers are notification channels (`notifications`, the default) or
+# webhook endpoints (`webhooks`: progress every 1 %, every results page). Prints each send's
+# recipients per second and the ratio (target: with failing receivers >= 0.95 x without), and how
+# many requests the two receivers got.
 #
 #   bash benches/console_notify.sh 200000
+#   bash benches/console_notify.sh 100000 webhooks
 #
 # Needs curl and python3. Uses target/release/msgbatch (built if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${1:-200000}
+receivers=${2:-notifications}
 dir=${SCALE_DIR:-/tmp/msgbatch-scale}
 bin=${MSGBATCH_BIN:-target/release/msgbatch}
 [ -x "$bin" ] || cargo build --release
@@ -45,11 +49,11 @@ TOML
 MSGBATCH_API_KEY=sbx-demo-key "$bin" serve --workspace "$work/ws" --listen 127.0.0.1:0 --allow-self-approval >"$work/serve.out" 2>&1 &
 serve_pid=$!
 until grep -q "Ctrl-C stops it." "$work/serve.out"; do sleep 0.1; done
-python3 - "$work" "$csv" <<'PY'
+python3 - "$work" "$csv" "$receivers" <<'PY'
 import http.server, re, subprocess, sys, threading, time
 sys.path.insert(0, "benches")
 from console_session import Session, approved_campaign
-work, csv = sys.argv[1], sys.argv[2]
+work, csv, receivers = sys.argv[1], sys.argv[2], sys.argv[3]
 person = Session(f"{work}/serve.out")
 base, cookie, csrf, call = person.base, person.cookie, person.csrf, person.call
 
@@ -90,14 +94,21 @@ def send(name):
         time.sleep(0.5)
     return valid / elapsed, valid
 
-alone, valid = send("without channels")
+alone, valid = send("without receivers")
+webhook_events = ("campaign.submitted", "campaign.approved", "campaign.started", "campaign.paused",
+    "campaign.stopped", "campaign.finished", "campaign.interrupted", "campaign.progress", "campaign.results")
 for url in urls:
-    fields = [("csrf", csrf), ("kind", "webhook"), ("url", url)] + [("event", e) for e in
-        ("approval_requested", "approved", "started", "paused", "finished")]
-    status, _, body = call("/notifications", fields)
-    assert status == 303, (status, body[:300])
-failing, _ = send("with a hanging and a failing channel")
-print(f"{valid} recipients: no channel {alone:,.0f}/s, a hanging and a failing channel {failing:,.0f}/s, "
+    if receivers == "webhooks":
+        fields = [("csrf", csrf), ("url", url), ("progress_every", "1")] + [("event", e) for e in webhook_events]
+        status, _, body = call("/webhooks", fields)
+        assert status == 200, (status, body[:300])
+    else:
+        fields = [("csrf", csrf), ("kind", "webhook"), ("url", url)] + [("event", e) for e in
+            ("approval_requested", "approved", "started", "paused", "finished")]
+        status, _, body = call("/notifications", fields)
+        assert status == 303, (status, body[:300])
+failing, _ = send(f"with a hanging and a failing receiver ({receivers})")
+print(f"{valid} recipients: no {receivers} {alone:,.0f}/s, a hanging and a failing receiver {failing:,.0f}/s, "
       f"ratio {failing / alone:.2f} (target >= 0.95); the hanging receiver got {received['hang']} requests, "
       f"the failing one {received['fail']}")
 PY

@@ -2,9 +2,9 @@
 
 mod common;
 
-use common::api::{token_of, Api};
+use common::api::{campaign_form, token_of, Api};
 use common::console::{team, Browser, SMS};
-use common::serve::write_connection;
+use common::serve::{order_campaign, orders, write_connection};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -16,18 +16,6 @@ fn people(n: usize) -> String {
         csv.push_str(&format!("0107400{i:04},고객{i}\n"));
     }
     csv
-}
-
-fn new_campaign(settings: &str, recipients: &str) -> reqwest::multipart::Form {
-    reqwest::multipart::Form::new()
-        .part(
-            "campaign_file",
-            reqwest::multipart::Part::text(settings.to_string()).file_name("campaign.toml"),
-        )
-        .part(
-            "recipients",
-            reqwest::multipart::Part::text(recipients.to_string()).file_name("people.csv"),
-        )
 }
 
 /// How many times the sandbox's ledger charged each number.
@@ -46,7 +34,7 @@ async fn until_finished(api: &Api, id: &str) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let status = api.get(&format!("/api/v1/campaigns/{id}/status")).await;
-        if status.status == StatusCode::OK && status.json["phase"] == "finished" && status.json["state"] != "sending" {
+        if status.status == StatusCode::OK && status.json["report_ready"] == true {
             return status.json;
         }
         assert!(std::time::Instant::now() < deadline, "the run ends: {}", status.json);
@@ -66,29 +54,6 @@ fn send_and_hang_up(base: &str, path: &str, token: &str, key: &str, body: &str) 
     .unwrap();
     stream.flush().unwrap();
     stream.shutdown(std::net::Shutdown::Both).unwrap();
-}
-
-/// An order notification through the workspace's connection to the sandbox process.
-const ORDERS: &str = r##"name = "order-shipped"
-kind = "alimtalk"
-connection = "process"
-[message]
-service = 1001
-template = "ORDER_SHIPPED"
-text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
-callback_no = "0212345678"
-[recipients]
-path = "r.csv"
-name = "name"
-variables = { VAR1 = "order" }
-"##;
-
-fn orders(n: usize) -> String {
-    let mut csv = String::from("phone,name,order\n");
-    for i in 0..n {
-        csv.push_str(&format!("0107400{i:04},고객{i},A-{i}\n"));
-    }
-    csv
 }
 
 /// `msgbatch serve` and `msgbatch sandbox` as processes, as a team runs them.
@@ -119,11 +84,19 @@ fn a_campaign_goes_from_a_csv_to_its_report_by_api_alone_on_two_tokens() {
     let (id, estimate) = runtime.block_on(async {
         // Created once, though the request is sent twice with its key.
         let created = editor
-            .post_form("/api/v1/campaigns", Some("create-1"), new_campaign(ORDERS, &orders(12)))
+            .post_form(
+                "/api/v1/campaigns",
+                Some("create-1"),
+                campaign_form(&order_campaign(), &orders(12)),
+            )
             .await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.json);
         let again = editor
-            .post_form("/api/v1/campaigns", Some("create-1"), new_campaign(ORDERS, &orders(12)))
+            .post_form(
+                "/api/v1/campaigns",
+                Some("create-1"),
+                campaign_form(&order_campaign(), &orders(12)),
+            )
             .await;
         assert_eq!(again.status, StatusCode::CREATED);
         assert_eq!(again.json, created.json, "a retry gets the first answer");
@@ -301,7 +274,7 @@ async fn refusals_are_problems_with_stable_types_in_the_pages_words_and_tokens_a
 
     // The two-person rule: an approver cannot approve what they made and submitted.
     let created = approver
-        .post_form("/api/v1/campaigns", None, new_campaign(SMS, &people(3)))
+        .post_form("/api/v1/campaigns", None, campaign_form(SMS, &people(3)))
         .await;
     let id = created.json["id"].as_str().unwrap().to_string();
     // Not checked yet: the state refuses the submit.
@@ -346,7 +319,7 @@ async fn refusals_are_problems_with_stable_types_in_the_pages_words_and_tokens_a
         "kind = \"sms\"\nendpoint = \"http://127.0.0.1:9/\"\n",
     );
     let refused = editor
-        .post_form("/api/v1/campaigns", None, new_campaign(&sneaky, &people(2)))
+        .post_form("/api/v1/campaigns", None, campaign_form(&sneaky, &people(2)))
         .await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.json);
     assert_eq!(refused.problem(), "field");
@@ -456,14 +429,7 @@ async fn the_probes_answer_and_the_document_is_openapi_3_1() {
     assert_eq!(health.status(), StatusCode::OK);
     let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
-    let document: Value = client
-        .get(format!("{base}/api/v1/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document = Api::new(base, None).await.document;
     assert!(document["openapi"].as_str().unwrap().starts_with("3.1"));
     assert_eq!(document["components"]["securitySchemes"]["token"]["scheme"], "bearer");
     for operation in ["/api/v1/campaigns/{id}/start", "/api/v1/campaigns/{id}/approve"] {

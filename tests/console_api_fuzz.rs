@@ -67,15 +67,7 @@ async fn fuzzing_the_api_from_its_document_finds_no_server_error_no_stray_answer
     ];
     // A campaign the fuzzer may find by listing.
     let editor = Api::new(&base, Some(people[1].2.clone())).await;
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "campaign_file",
-            reqwest::multipart::Part::text(SMS.to_string()).file_name("campaign.toml"),
-        )
-        .part(
-            "recipients",
-            reqwest::multipart::Part::text("phone,name\n01012345678,김\n".to_string()).file_name("r.csv"),
-        );
+    let form = common::api::campaign_form(SMS, "phone,name\n01012345678,김\n");
     assert_eq!(
         editor.post_form("/api/v1/campaigns", None, form).await.status,
         StatusCode::CREATED

@@ -4,37 +4,48 @@ mod common;
 
 use common::child::{Running, Sandbox, BIN};
 use common::console::{between, location, Browser, PASSWORD};
-use common::serve::{serve, start_slow_campaign, until_ended, until_sent, write_connection, RECIPIENTS};
+use common::serve::{serve, until_ended, write_connection, RECIPIENTS};
 use reqwest::StatusCode;
+use std::path::Path;
 use std::process::Command;
 
-fn msgbatch(args: &[&std::ffi::OsStr]) -> common::child::Finished {
+fn workspace(args: &[&std::ffi::OsStr]) -> common::child::Finished {
     let mut command = Command::new(BIN);
-    command.env_clear().args(args);
+    command.env_clear().arg("workspace").args(args);
     Running::spawn(command, "msgbatch workspace").finish()
+}
+
+/// `msgbatch workspace backup WORKSPACE --out FILE [--hold]`.
+fn backup(from: &Path, out: &Path, hold: bool) -> common::child::Finished {
+    let mut args = vec!["backup".as_ref(), from.as_os_str(), "--out".as_ref(), out.as_os_str()];
+    if hold {
+        args.push("--hold".as_ref());
+    }
+    workspace(&args)
+}
+
+/// `msgbatch workspace restore FILE --to DIR`.
+fn restore(file: &Path, to: &Path) -> common::child::Finished {
+    workspace(&["restore".as_ref(), file.as_os_str(), "--to".as_ref(), to.as_os_str()])
 }
 
 #[test]
 fn a_backup_taken_mid_run_restored_elsewhere_resumes_without_sending_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    let sandbox = Sandbox::start(None);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    write_connection(&workspace, &sandbox.root_url());
-    let (process, base, link, _) = serve(&workspace);
-    let (admin, id) = start_slow_campaign(&runtime, &base, link);
-    until_sent(&sandbox, 20);
+    let common::serve::Sending {
+        dir,
+        workspace,
+        sandbox,
+        runtime,
+        process,
+        base,
+        admin,
+        id,
+        ..
+    } = common::serve::sending();
 
     // Taken while it sends; held paused after the copy, as when moving the workspace.
     let archive = dir.path().join("team.zip");
-    let made = msgbatch(&[
-        "workspace".as_ref(),
-        "backup".as_ref(),
-        workspace.as_os_str(),
-        "--out".as_ref(),
-        archive.as_os_str(),
-        "--hold".as_ref(),
-    ]);
+    let made = backup(&workspace, &archive, true);
     made.expect_code(0);
     assert!(
         made.stdout
@@ -63,21 +74,9 @@ fn a_backup_taken_mid_run_restored_elsewhere_resumes_without_sending_twice() {
         "no live session in the backup"
     );
     let restored = dir.path().join("restored");
-    let done = msgbatch(&[
-        "workspace".as_ref(),
-        "restore".as_ref(),
-        archive.as_os_str(),
-        "--to".as_ref(),
-        restored.as_os_str(),
-    ]);
+    let done = restore(&archive, &restored);
     done.expect_code(0);
-    let again = msgbatch(&[
-        "workspace".as_ref(),
-        "restore".as_ref(),
-        archive.as_os_str(),
-        "--to".as_ref(),
-        restored.as_os_str(),
-    ]);
+    let again = restore(&archive, &restored);
     again.expect_code(2);
     assert!(again.stderr.contains("is not empty"), "{}", again.stderr);
 
@@ -126,24 +125,11 @@ fn a_backup_of_a_stopped_console_is_taken_offline_and_a_non_backup_is_refused() 
     let (process, _, _, _) = serve(&workspace);
     drop(process);
     let archive = dir.path().join("offline.zip");
-    let made = msgbatch(&[
-        "workspace".as_ref(),
-        "backup".as_ref(),
-        workspace.as_os_str(),
-        "--out".as_ref(),
-        archive.as_os_str(),
-    ]);
+    let made = backup(&workspace, &archive, false);
     made.expect_code(0);
     assert!(made.stdout.contains("records of console.db"), "{}", made.stdout);
     let restored = dir.path().join("restored");
-    msgbatch(&[
-        "workspace".as_ref(),
-        "restore".as_ref(),
-        archive.as_os_str(),
-        "--to".as_ref(),
-        restored.as_os_str(),
-    ])
-    .expect_code(0);
+    restore(&archive, &restored).expect_code(0);
     assert!(restored.join("connections.toml").exists());
     assert!(
         !restored.join("serve.json").exists(),
@@ -151,13 +137,7 @@ fn a_backup_of_a_stopped_console_is_taken_offline_and_a_non_backup_is_refused() 
     );
     let not_a_backup = dir.path().join("x.zip");
     std::fs::write(&not_a_backup, "hello").unwrap();
-    let refused = msgbatch(&[
-        "workspace".as_ref(),
-        "restore".as_ref(),
-        not_a_backup.as_os_str(),
-        "--to".as_ref(),
-        dir.path().join("y").as_os_str(),
-    ]);
+    let refused = restore(&not_a_backup, &dir.path().join("y"));
     assert_ne!(refused.code(), Some(0));
     assert!(
         refused.stderr.contains("is not a msgbatch backup"),

@@ -5,7 +5,6 @@ mod common;
 use common::api::{metrics_token_of, token_of, Api};
 use common::console::{connect_to, run_status, slow, team, SMS};
 use reqwest::StatusCode;
-use serde_json::json;
 
 /// A sample's value: the line `NAME{LABELS} VALUE`.
 fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
@@ -58,25 +57,6 @@ async fn metrics_scraped_during_a_run_end_equal_to_its_status() {
     for i in 0..40 {
         csv.push_str(&format!("0107500{i:04},고객{i}\n"));
     }
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "campaign_file",
-            reqwest::multipart::Part::text(slow(SMS)).file_name("campaign.toml"),
-        )
-        .part(
-            "recipients",
-            reqwest::multipart::Part::text(csv).file_name("people.csv"),
-        );
-    let id = editor.post_form("/api/v1/campaigns", None, form).await.json["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let check = editor.post(&format!("/api/v1/campaigns/{id}/check"), json!({})).await;
-    let estimate = check.json["check"]["estimate"].as_i64().unwrap();
-    editor.post(&format!("/api/v1/campaigns/{id}/submit"), json!({})).await;
-    approver
-        .post(&format!("/api/v1/campaigns/{id}/approve"), json!({}))
-        .await;
     // One request in five answered 429: each is counted under its status, and tried again.
     let client = sandbox.client();
     sandbox
@@ -87,13 +67,7 @@ async fn metrics_scraped_during_a_run_end_equal_to_its_status() {
         })
         .await
         .unwrap();
-    let started = approver
-        .post(
-            &format!("/api/v1/campaigns/{id}/start"),
-            json!({ "amount": estimate.to_string() }),
-        )
-        .await;
-    assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.json);
+    let id = common::api::started(&editor, &approver, &slow(SMS), &csv).await;
 
     // Scraped while it sends: the counts only grow, and never pass the recipients.
     let accepted = format!("msgbatch_run_recipients{{campaign=\"{id}\",outcome=\"accepted\"}}");

@@ -2,23 +2,24 @@
 
 mod common;
 
-use common::child::Sandbox;
 use common::console::{between, location, Browser};
-use common::serve::{serve, start_slow_campaign, until_ended, until_sent, write_connection, RECIPIENTS};
+use common::serve::{serve, until_ended, RECIPIENTS};
 use reqwest::StatusCode;
 
 #[test]
 fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    let sandbox = Sandbox::start(None);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    write_connection(&workspace, &sandbox.root_url());
-    let (process, base, link, _) = serve(&workspace);
-    let (admin, id) = start_slow_campaign(&runtime, &base, link);
+    let common::serve::Sending {
+        dir: _dir,
+        workspace,
+        sandbox,
+        runtime,
+        process,
+        admin,
+        id,
+        ..
+    } = common::serve::sending();
 
-    // Kill it mid-send.
-    until_sent(&sandbox, 20);
+    // Killed mid-send.
     process.kill();
     let reached_before_restart = sandbox.sent();
     assert!(
@@ -70,14 +71,16 @@ fn a_killed_console_shows_interrupted_and_resumes_only_when_an_approver_clicks()
 
 #[test]
 fn ctrl_c_stops_the_sending_campaign_cleanly_and_an_approver_resumes_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    let sandbox = Sandbox::start(None);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    write_connection(&workspace, &sandbox.root_url());
-    let (process, base, link, _) = serve(&workspace);
-    let (admin, id) = start_slow_campaign(&runtime, &base, link);
-    until_sent(&sandbox, 20);
+    let common::serve::Sending {
+        dir: _dir,
+        workspace,
+        sandbox,
+        runtime,
+        process,
+        admin,
+        id,
+        ..
+    } = common::serve::sending();
 
     // SIGINT, as Ctrl-C in its terminal: the run is stopped through its handle, then it exits.
     let pid = rustix::process::Pid::from_raw(process.child.id() as i32).unwrap();

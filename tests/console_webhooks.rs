@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use base64::Engine;
 use common::api::{token_of, Api};
 use common::console::{between, connect_to, html_unescape, team_with, SMS};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -169,36 +169,7 @@ async fn receivers_hear_each_event_once_signed_through_failures_and_a_hang() {
     for i in 0..1200 {
         csv.push_str(&format!("0107600{i:04},고객{i}\n"));
     }
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "campaign_file",
-            reqwest::multipart::Part::text(SMS.to_string()).file_name("c.toml"),
-        )
-        .part(
-            "recipients",
-            reqwest::multipart::Part::text(csv).file_name("people.csv"),
-        );
-    let id = editor.post_form("/api/v1/campaigns", None, form).await.json["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let estimate = editor
-        .post(&format!("/api/v1/campaigns/{id}/check"), json!({}))
-        .await
-        .json["check"]["estimate"]
-        .as_i64()
-        .unwrap();
-    editor.post(&format!("/api/v1/campaigns/{id}/submit"), json!({})).await;
-    approver
-        .post(&format!("/api/v1/campaigns/{id}/approve"), json!({}))
-        .await;
-    let started = approver
-        .post(
-            &format!("/api/v1/campaigns/{id}/start"),
-            json!({ "amount": estimate.to_string() }),
-        )
-        .await;
-    assert_eq!(started.status, StatusCode::ACCEPTED);
+    let id = common::api::started(&editor, &approver, SMS, &csv).await;
 
     // Until every receiver has the last results page, and each message its last attempt (a
     // message whose first attempt still hangs has been heard once so far).

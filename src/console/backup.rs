@@ -43,7 +43,7 @@ struct Line {
 }
 
 /// What a backup holds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Made {
     pub files: u64,
     pub bytes: u64,
@@ -67,13 +67,7 @@ pub fn write(store: &Store, root: &Path, out: &Path) -> Result<Made, ConsoleErro
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .large_file(true);
-    let mut made = Made {
-        files: 0,
-        bytes: 0,
-        records: 0,
-        paused_runs: Vec::new(),
-        held: false,
-    };
+    let mut made = Made::default();
     zip.start_file(STORE_LINES, options).map_err(ConsoleError::internal)?;
     for (tree, key, value) in store.raw_entries()? {
         // Live sessions and sign-in links stay behind: whoever holds the file signs in again.
@@ -205,13 +199,7 @@ pub fn restore(archive: &Path, to: &Path) -> anyhow::Result<Made> {
     let file = std::fs::File::open(archive).with_context(|| format!("cannot open {}", archive.display()))?;
     let mut zip =
         zip::ZipArchive::new(file).with_context(|| format!("{} is not a msgbatch backup", archive.display()))?;
-    let mut made = Made {
-        files: 0,
-        bytes: 0,
-        records: 0,
-        paused_runs: Vec::new(),
-        held: false,
-    };
+    let mut made = Made::default();
     let store = Store::open(&to.join("console.db")).map_err(|error| anyhow::anyhow!("{error:#}"))?;
     for index in 0..zip.len() {
         let mut entry = zip.by_index(index)?;

@@ -27,6 +27,49 @@ async fn made_token(browser: &mut Browser, fields: &[(&str, &str)]) -> String {
     token
 }
 
+/// A new campaign's multipart form: its campaign file and its recipients CSV.
+pub fn campaign_form(settings: &str, recipients_csv: &str) -> reqwest::multipart::Form {
+    reqwest::multipart::Form::new()
+        .part(
+            "campaign_file",
+            reqwest::multipart::Part::text(settings.to_string()).file_name("campaign.toml"),
+        )
+        .part(
+            "recipients",
+            reqwest::multipart::Part::text(recipients_csv.to_string()).file_name("people.csv"),
+        )
+}
+
+/// A campaign made by `editor`, checked and submitted, approved by `approver` and started with
+/// its estimate typed out, all by API; its id.
+pub async fn started(editor: &Api, approver: &Api, settings: &str, recipients_csv: &str) -> String {
+    let created = editor
+        .post_form("/api/v1/campaigns", None, campaign_form(settings, recipients_csv))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.json);
+    let id = created.json["id"].as_str().unwrap().to_string();
+    let check = editor
+        .post(&format!("/api/v1/campaigns/{id}/check"), serde_json::json!({}))
+        .await;
+    let estimate = check.json["check"]["estimate"]
+        .as_i64()
+        .expect("the connection has prices");
+    editor
+        .post(&format!("/api/v1/campaigns/{id}/submit"), serde_json::json!({}))
+        .await;
+    approver
+        .post(&format!("/api/v1/campaigns/{id}/approve"), serde_json::json!({}))
+        .await;
+    let started = approver
+        .post(
+            &format!("/api/v1/campaigns/{id}/start"),
+            serde_json::json!({ "amount": estimate.to_string() }),
+        )
+        .await;
+    assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.json);
+    id
+}
+
 /// An answer of the API.
 pub struct Answer {
     pub status: StatusCode,
@@ -53,7 +96,8 @@ pub struct Api {
     pub token: Option<String>,
     pub language: Option<&'static str>,
     client: reqwest::Client,
-    document: std::sync::Arc<Value>,
+    /// The API's OpenAPI document, as it served it.
+    pub document: std::sync::Arc<Value>,
 }
 
 impl Api {

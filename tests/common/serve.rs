@@ -68,36 +68,37 @@ alimtalk = 8
 
 pub const RECIPIENTS: usize = 120;
 
-pub fn campaign_toml() -> String {
-    r##"name = "slow"
-kind = "alimtalk"
-connection = "process"
-
-[message]
-service = 1001
-template = "ORDER_SHIPPED"
-text = "#{이름}님, 주문하신 상품이 발송되었습니다. 송장번호: #{VAR1}"
-callback_no = "0212345678"
-
-[recipients]
-path = "x.csv"
-name = "name"
-variables = { VAR1 = "order_no" }
-
-[send]
-chunk_size = 4
-concurrency = 2
-messages_per_second = 20
-"##
-    .to_string()
+/// The order notification through the workspace's connection to the sandbox process, at the
+/// service's pace.
+pub fn order_campaign() -> String {
+    super::console::NOTIFICATION
+        .replacen(
+            "kind = \"alimtalk\"\n",
+            "kind = \"alimtalk\"\nconnection = \"process\"\n",
+            1,
+        )
+        .replace("VAR1 = \"order\"", "VAR1 = \"order_no\"")
 }
 
-pub fn recipients() -> String {
+/// [`order_campaign`] slowed down to be watched: four a request, 20 a second.
+pub fn campaign_toml() -> String {
+    format!(
+        "{}\n[send]\nchunk_size = 4\nconcurrency = 2\nmessages_per_second = 20\n",
+        order_campaign().replace("name = \"order-shipped\"", "name = \"slow\"")
+    )
+}
+
+/// `n` people with an order number each.
+pub fn orders(n: usize) -> String {
     let mut csv = String::from("phone,name,order_no\n");
-    for i in 0..RECIPIENTS {
+    for i in 0..n {
         csv.push_str(&format!("010{:08},고객{i},A-{i}\n", 40_000_000 + i));
     }
     csv
+}
+
+pub fn recipients() -> String {
+    orders(RECIPIENTS)
 }
 
 /// Signs in through the first link, then makes, checks, approves and starts the slow campaign.
@@ -150,5 +151,38 @@ pub async fn until_ended(browser: &mut Browser, id: &str) -> String {
         }
         assert!(Instant::now() < deadline, "the resumed run ends: {state}");
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A console process sending the slow campaign to a sandbox process, 20 messages in.
+pub struct Sending {
+    pub dir: tempfile::TempDir,
+    pub workspace: std::path::PathBuf,
+    pub sandbox: Sandbox,
+    pub runtime: tokio::runtime::Runtime,
+    pub process: Running,
+    pub base: String,
+    pub admin: Browser,
+    pub id: String,
+}
+
+pub fn sending() -> Sending {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let sandbox = Sandbox::start(None);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    write_connection(&workspace, &sandbox.root_url());
+    let (process, base, link, _) = serve(&workspace);
+    let (admin, id) = start_slow_campaign(&runtime, &base, link);
+    until_sent(&sandbox, 20);
+    Sending {
+        dir,
+        workspace,
+        sandbox,
+        runtime,
+        process,
+        base,
+        admin,
+        id,
     }
 }

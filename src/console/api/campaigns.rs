@@ -338,6 +338,8 @@ fn status_view(console: &Shared, id: &str, signed: &Signed) -> Answer<StatusView
         budget: view.budget,
         paused_why: view.paused_why,
         finished: view.finished,
+        report_ready: console.workspace.run_dir(id).join("report.csv").exists()
+            && crate::console::runner::active(console, id).is_none(),
     }))
 }
 

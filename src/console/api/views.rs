@@ -178,6 +178,9 @@ pub struct StatusView {
     pub paused_why: Option<String>,
     /// How it ended, in words.
     pub finished: Option<String>,
+    /// The run's report is written (`files/report.csv` and the others answer): it is, a moment
+    /// after the run ends.
+    pub report_ready: bool,
 }
 
 /// The test numbers (at most the engine's limit), as a person types them.
