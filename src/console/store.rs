@@ -279,6 +279,13 @@ impl Store {
         self.put(tree, key, value)
     }
 
+    /// [`Store::put_in`] without the flush: a batch of records is flushed once, by [`Store::flush`].
+    pub fn put_unflushed_in<T: Serialize>(&self, tree: &str, key: &str, value: &T) -> Result<(), ConsoleError> {
+        let bytes = serde_json::to_vec(value).map_err(ConsoleError::internal)?;
+        self.tree(tree)?.insert(key, bytes).map_err(ConsoleError::from_sled)?;
+        Ok(())
+    }
+
     pub fn entries_in<T: DeserializeOwned>(&self, tree: &str) -> Result<Vec<(String, T)>, ConsoleError> {
         self.entries(tree)
     }

@@ -206,7 +206,11 @@ pub fn spawn(console: &Shared) {
             match wake.await {
                 None => break,
                 Some(Some(event)) => {
-                    if let Err(error) = deliver::enqueue(&console, &event) {
+                    let mut events = vec![event];
+                    while let Ok(more) = receiver.try_recv() {
+                        events.push(more);
+                    }
+                    if let Err(error) = deliver::enqueue(&console, &events) {
                         tracing::error!("cannot queue a webhook: {error}");
                     }
                 }

@@ -43,18 +43,22 @@ fn outbox_key(pending: &Pending) -> String {
     format!("{}:{}", pending.endpoint, pending.message)
 }
 
-/// Makes `event` a message for each endpoint that wants it, on disk before any attempt.
-pub fn enqueue(console: &Console, event: &Event) -> Result<(), ConsoleError> {
+/// Makes each event a message for each endpoint that wants it, on disk (one flush for them all:
+/// a run's progress may tell many at once) before any attempt.
+pub fn enqueue(console: &Console, events: &[Event]) -> Result<(), ConsoleError> {
     let endpoints = console.endpoints()?;
-    for endpoint in endpoints.iter().filter(|endpoint| wants(endpoint, event)) {
-        if event.kind == "campaign.results" {
-            // Each endpoint is sent the pages one after the other, from the first.
-            let campaign = event.campaign.as_deref().unwrap_or_default();
-            super::results::enqueue_page(console, endpoint, campaign, None)?;
-            continue;
+    for event in events {
+        for endpoint in endpoints.iter().filter(|endpoint| wants(endpoint, event)) {
+            if event.kind == "campaign.results" {
+                // Each endpoint is sent the pages one after the other, from the first.
+                let campaign = event.campaign.as_deref().unwrap_or_default();
+                super::results::enqueue_page(console, endpoint, campaign, None)?;
+                continue;
+            }
+            put_message(console, endpoint, event.kind, event.campaign.clone(), &event.data, None)?;
         }
-        put_message(console, endpoint, event.kind, event.campaign.clone(), &event.data, None)?;
     }
+    console.store.flush()?;
     console.webhooks.wake.notify_one();
     Ok(())
 }
@@ -71,7 +75,8 @@ fn wants(endpoint: &Endpoint, event: &Event) -> bool {
     percent == 100 || percent.is_multiple_of(every)
 }
 
-/// Writes a message (its body as it will be sent, every time) and its outbox entry.
+/// Writes a message (its body as it will be sent, every time) and its outbox entry; the caller
+/// flushes them.
 pub(super) fn put_message(
     console: &Console,
     endpoint: &Endpoint,
@@ -88,7 +93,7 @@ pub(super) fn put_message(
         "data": data,
     })
     .to_string();
-    console.store.put_in(
+    console.store.put_unflushed_in(
         MESSAGES,
         &message,
         &Kept {
@@ -106,7 +111,7 @@ pub(super) fn put_message(
         last_error: None,
         next_cursor,
     };
-    console.store.put_in(OUTBOX, &outbox_key(&pending), &pending)
+    console.store.put_unflushed_in(OUTBOX, &outbox_key(&pending), &pending)
 }
 
 /// Starts an attempt of every outbox entry that is due and not already being attempted.

@@ -108,6 +108,7 @@ pub fn enqueue_page(
         &data,
         next,
     )?;
+    console.store.flush()?;
     console.webhooks.wake.notify_one();
     Ok(())
 }
