@@ -204,6 +204,14 @@ async fn every_page_fits_a_phone_and_axe_finds_nothing_grave() {
     let to_start = uploaded(&mut team.editor, NOTIFICATION, &people(3)).await;
     approved(&mut team, &to_start).await;
     let composed = from_kind_picker(&mut team.editor, "lms", &people(3)).await;
+    // A token of the editor's (the users page lists it) and a webhook endpoint.
+    common::api::token_of(&mut team.editor, "crm").await;
+    team.admin.page("/webhooks").await;
+    let response = team
+        .admin
+        .post("/webhooks", &[("url", "https://crm.example/hook"), ("event", "campaign.results")])
+        .await;
+    assert_eq!(response.status(), StatusCode::OK, "the endpoint is added");
     // A second admin, who signs in through the browser.
     let link = team.admin.add_user("nara", "admin").await;
 
@@ -254,6 +262,7 @@ async fn every_page_fits_a_phone_and_axe_finds_nothing_grave() {
         ("connections", "/connections".into()),
         ("month", "/month".into()),
         ("notifications", "/notifications".into()),
+        ("webhooks", "/webhooks".into()),
         ("account", "/account".into()),
         ("error", "/campaigns/no-such-campaign".into()),
         ("campaign-checked", format!("/campaigns/{checked}")),
