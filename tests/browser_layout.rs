@@ -209,7 +209,10 @@ async fn every_page_fits_a_phone_and_axe_finds_nothing_grave() {
     team.admin.page("/webhooks").await;
     let response = team
         .admin
-        .post("/webhooks", &[("url", "https://crm.example/hook"), ("event", "campaign.results")])
+        .post(
+            "/webhooks",
+            &[("url", "https://crm.example/hook"), ("event", "campaign.results")],
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK, "the endpoint is added");
     // A second admin, who signs in through the browser.

@@ -114,6 +114,27 @@ fn a_backup_taken_mid_run_restored_elsewhere_resumes_without_sending_twice() {
     );
     let report = std::fs::read_to_string(run_dir.join("report.csv")).unwrap();
     assert_eq!(report.lines().count(), RECIPIENTS + 1, "one line a recipient");
+    // The report bills what the sandbox's ledger charged, number for number.
+    let mut reader = csv::Reader::from_reader(report.trim_start_matches('\u{feff}').as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|field| field == name).unwrap();
+    let (phone, amount) = (column("phone"), column("amount"));
+    let mut billed = std::collections::BTreeMap::new();
+    for row in reader.records() {
+        let row = row.unwrap();
+        let won: i64 = row[amount].parse().unwrap();
+        // Not accepted (the sandbox refuses some numbers): nothing charged.
+        if won > 0 {
+            billed.insert(row[phone].to_string(), won);
+        }
+    }
+    let mut charged = std::collections::BTreeMap::new();
+    for entry in sandbox.ledger().entries {
+        if entry.kind == msgbatch::api::ledger::LedgerKind::Charge {
+            *charged.entry(entry.recipient.clone()).or_insert(0) += entry.amount;
+        }
+    }
+    assert_eq!(billed, charged, "the restored run's report equals the ledger");
 }
 
 #[test]
