@@ -354,6 +354,13 @@ async fn refusals_are_problems_with_stable_types_in_the_pages_words_and_tokens_a
         (StatusCode::UNAUTHORIZED, "unauthorized")
     );
     assert_eq!(refused.headers["www-authenticate"], "Bearer");
+    let lower_case = reqwest::Client::new()
+        .get(format!("{base}/api/v1/campaigns"))
+        .header("Authorization", format!("bearer {editor_token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lower_case.status(), StatusCode::OK, "the scheme's name in any case");
     let forged = editor.with_token(Some(format!("msgbatch_{}", "0".repeat(64))));
     assert_eq!(forged.get("/api/v1/campaigns").await.status, StatusCode::UNAUTHORIZED);
 

@@ -114,8 +114,10 @@ pub fn authenticate(console: &Console, headers: &HeaderMap) -> Result<(Signed, A
     let text = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim)
+        // The scheme's name is case-insensitive (RFC 9110, 11.1).
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
         .filter(|text| text.starts_with(PREFIX))
         .ok_or(ConsoleError::SignIn)?;
     let key = digest(text);
