@@ -87,7 +87,9 @@ async fn fuzzing_the_api_from_its_document_finds_no_server_error_no_stray_answer
             .args(["--max-examples", "15", "--seed", "29", "--workers", "1"])
             .args(["--phases", "examples,coverage,fuzzing"])
             .args(["--request-timeout", "30"])
-            .env("NO_COLOR", "1");
+            .env("NO_COLOR", "1")
+            // Its cache goes in the test's folder, not the source tree.
+            .current_dir(dir.path());
         // Run beside the console, which serves from this test's runtime.
         let output = tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
