@@ -325,6 +325,48 @@ async fn refusals_are_problems_with_stable_types_in_the_pages_words_and_tokens_a
     assert_eq!(refused.problem(), "field");
     assert_eq!(refused.json["field"], "campaign_file");
 
+    // An edit by API: a new recipients file voids the check; what is left out (the settings) stays;
+    // settings that name an endpoint are refused on their field and change nothing.
+    let draft = editor
+        .post_form("/api/v1/campaigns", None, campaign_form(SMS, &people(2)))
+        .await;
+    let draft = draft.json["id"].as_str().unwrap().to_string();
+    let checked = editor
+        .post(&format!("/api/v1/campaigns/{draft}/check"), json!({}))
+        .await;
+    assert_eq!(checked.json["check"]["valid"], 2);
+    let form = reqwest::multipart::Form::new().part(
+        "recipients",
+        reqwest::multipart::Part::text(people(5)).file_name("more.csv"),
+    );
+    let edited = editor
+        .post_form(&format!("/api/v1/campaigns/{draft}/edit"), Some("edit-1"), form)
+        .await;
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.json);
+    assert_eq!(
+        (edited.json["state"].as_str(), edited.json["recipients"].as_str()),
+        (Some("draft"), Some("more.csv"))
+    );
+    assert!(edited.json["check"].is_null(), "the change voids the check");
+    let checked = editor
+        .post(&format!("/api/v1/campaigns/{draft}/check"), json!({}))
+        .await;
+    assert_eq!(
+        checked.json["check"]["valid"], 5,
+        "the settings stayed, the new file is read"
+    );
+    let form = reqwest::multipart::Form::new().text("settings", sneaky.clone());
+    let refused = editor
+        .post_form(&format!("/api/v1/campaigns/{draft}/edit"), None, form)
+        .await;
+    assert_eq!(
+        (refused.status, refused.problem().as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "field")
+    );
+    assert_eq!(refused.json["field"], "settings");
+    let kept = editor.get(&format!("/api/v1/campaigns/{draft}")).await;
+    assert_eq!(kept.json["check"]["valid"], 5, "a refused edit changes nothing");
+
     // A key given again for another request is refused.
     editor
         .post_keyed(&format!("/api/v1/campaigns/{id}/check"), "k-1", json!({}))
