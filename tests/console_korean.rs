@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::console::{approved, team_with, until_ended, uploaded, Browser, NOTIFICATION};
+use common::console::{approved, team, team_with, until_ended, uploaded, Browser, NOTIFICATION};
 use common::korean::{english_on, utc_stamps};
 use msgbatch::report::Lang;
 use reqwest::StatusCode;
@@ -238,4 +238,35 @@ fn utc_stamps_are_found_and_kst_is_not() {
     assert_eq!(utc_stamps("<p>at 2026-11-26T12:38:30Z</p>").len(), 1);
     assert_eq!(utc_stamps("<p>시각 2026-11-26 21:38 KST, 12:38Z</p>").len(), 1);
     assert!(utc_stamps("<p>2026-11-26 21:38:30 KST · Zone</p>").is_empty());
+}
+
+/// The account page in Korean: its password fields, its token form and the message after a change
+/// are in Korean (they were English: "(current)", "(new)", "password changed").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_account_page_and_its_tokens_are_in_korean() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut team = team(dir.path()).await;
+    team.editor.language = Some("ko-KR".into());
+    let (_, page) = team.editor.page("/account").await;
+    for korean in ["현재 비밀번호", "새 비밀번호", "API 토큰", "토큰 만들기"] {
+        assert!(page.contains(korean), "{korean}: {page}");
+    }
+    for english in ["(current)", "(new)", "Make a token"] {
+        assert!(!page.contains(english), "{english}: {page}");
+    }
+    assert_eq!(english_on(&page), Vec::<&str>::new(), "{page}");
+    let response = team
+        .editor
+        .post(
+            "/account",
+            &[
+                ("current", common::console::PASSWORD),
+                ("password", "another long password"),
+                ("again", "another long password"),
+            ],
+        )
+        .await;
+    let page = response.text().await.unwrap();
+    assert!(page.contains("비밀번호를 바꿨습니다"), "{page}");
+    assert!(!page.contains("password changed"), "{page}");
 }

@@ -312,7 +312,7 @@ pub async fn change_password(
     console.store.remove_sessions_of(&user.name)?;
     console.store.put_session(&signed.token, &signed.session)?;
     console.store.audit(&user.name, "changed password", None, "")?;
-    account_page(&console, &signed, "password changed".into(), None)
+    account_page(&console, &signed, signed.words.password_changed.into(), None)
 }
 
 #[derive(Template)]
