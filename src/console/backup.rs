@@ -166,7 +166,7 @@ async fn settle(console: &Console, paused: &[(String, crate::engine::Control)]) 
         let unsettled: Vec<u64> = paused
             .iter()
             .filter_map(|(id, _)| super::runner::active(console, id))
-            .map(|run| (run.board.phase(), run.board.view().in_flight))
+            .map(|run| (run.board.phase(), run.board.status().sending))
             .filter(|(phase, in_flight)| *phase != "finished" && (*phase != "paused" || *in_flight > 0))
             .map(|(_, in_flight)| in_flight)
             .collect();

@@ -176,28 +176,35 @@ impl ConsoleError {
     /// name, or the kind of error), a title and a detail in the request's language, the field a
     /// form's refusal names, and an internal error's id (its detail goes to the log).
     pub fn problem(&self, w: &Words, id: Option<String>) -> ProblemParts {
-        let (kind, title, detail) = match self {
-            ConsoleError::SignIn => ("unauthorized", w.error_unauthorized, w.api_unauthorized.to_string()),
-            ConsoleError::Said(_, said) => (
-                said.word.name,
-                if matches!(self, ConsoleError::Said(Refusal::Forbidden, _)) {
-                    w.error_forbidden
-                } else {
-                    w.error_refused
-                },
-                said.in_words(w),
-            ),
-            ConsoleError::Forbidden(text) => ("forbidden", w.error_forbidden, without_server_paths(text)),
-            ConsoleError::Csrf => ("csrf", w.error_forbidden, w.error_csrf_lead.to_string()),
-            ConsoleError::WrongHost(_) => ("wrong_host", w.error_forbidden, w.error_wrong_host_lead.to_string()),
-            ConsoleError::NotFound => ("not_found", w.error_not_found, w.error_not_found_lead.to_string()),
-            ConsoleError::Invalid(text) => ("invalid", w.error_refused, without_server_paths(text)),
-            ConsoleError::Conflict(text) => ("conflict", w.error_refused, without_server_paths(text)),
-            ConsoleError::Busy(text) => ("busy", w.error_busy, without_server_paths(text)),
-            ConsoleError::Field { message, .. } => ("field", w.error_refused, without_server_paths(message)),
-            ConsoleError::TooMany(text) => ("too_many", w.error_refused, without_server_paths(text)),
-            ConsoleError::TooLarge(text) => ("too_large", w.error_refused, without_server_paths(text)),
-            ConsoleError::Internal(_) => ("internal", w.error_internal, w.error_internal_lead.to_string()),
+        let kind = match self {
+            ConsoleError::SignIn => "unauthorized",
+            ConsoleError::Said(_, said) => said.word.name,
+            ConsoleError::Forbidden(_) => "forbidden",
+            ConsoleError::Csrf => "csrf",
+            ConsoleError::WrongHost(_) => "wrong_host",
+            ConsoleError::NotFound => "not_found",
+            ConsoleError::Invalid(_) => "invalid",
+            ConsoleError::Conflict(_) => "conflict",
+            ConsoleError::Busy(_) => "busy",
+            ConsoleError::Field { .. } => "field",
+            ConsoleError::TooMany(_) => "too_many",
+            ConsoleError::TooLarge(_) => "too_large",
+            ConsoleError::Internal(_) => "internal",
+        };
+        // The page's title, and its words: the refusal's own, its text, or the page's lead.
+        let (title, detail) = match self {
+            ConsoleError::SignIn => (w.error_unauthorized, w.api_unauthorized.to_string()),
+            _ => {
+                let (page_kind, message) = self.shown();
+                let (title, lead) = page_kind.words(w);
+                let detail = match self {
+                    ConsoleError::Said(_, said) => said.in_words(w),
+                    ConsoleError::WrongHost(_) => lead.to_string(),
+                    _ if message.is_empty() => lead.to_string(),
+                    _ => message,
+                };
+                (title, detail)
+            }
         };
         ProblemParts {
             status: match self {
@@ -212,6 +219,24 @@ impl ConsoleError {
                 _ => None,
             },
             id,
+        }
+    }
+
+    /// How its page shows it: the kind of page, and its own text (empty: the kind's words say
+    /// all; a refusal in words is drawn from them).
+    fn shown(&self) -> (ErrorKind, String) {
+        match self {
+            ConsoleError::Internal(_) => (ErrorKind::Internal, String::new()),
+            // Never drawn: a sign-in is a redirect to the sign-in page.
+            ConsoleError::SignIn => (ErrorKind::Forbidden, String::new()),
+            ConsoleError::NotFound => (ErrorKind::NotFound, String::new()),
+            ConsoleError::Csrf => (ErrorKind::Csrf, String::new()),
+            ConsoleError::WrongHost(host) => (ErrorKind::WrongHost, host.clone()),
+            ConsoleError::Forbidden(text) => (ErrorKind::Forbidden, without_server_paths(text)),
+            ConsoleError::Busy(text) => (ErrorKind::Busy, without_server_paths(text)),
+            ConsoleError::Said(Refusal::Forbidden, _) => (ErrorKind::Forbidden, String::new()),
+            ConsoleError::Said(..) => (ErrorKind::Refused, String::new()),
+            other => (ErrorKind::Refused, without_server_paths(&other.to_string())),
         }
     }
 
@@ -307,6 +332,22 @@ enum ErrorKind {
     Internal,
 }
 
+impl ErrorKind {
+    /// Its title and the sentence that says what happened and what to do, for the page and the
+    /// API's problem alike.
+    fn words(self, w: &Words) -> (&'static str, &'static str) {
+        match self {
+            ErrorKind::Refused => (w.error_refused, w.error_refused_lead),
+            ErrorKind::Forbidden => (w.error_forbidden, w.error_forbidden_lead),
+            ErrorKind::Csrf => (w.error_forbidden, w.error_csrf_lead),
+            ErrorKind::WrongHost => (w.error_forbidden, w.error_wrong_host_lead),
+            ErrorKind::NotFound => (w.error_not_found, w.error_not_found_lead),
+            ErrorKind::Busy => (w.error_busy, w.error_busy_lead),
+            ErrorKind::Internal => (w.error_internal, w.error_internal_lead),
+        }
+    }
+}
+
 #[derive(Template)]
 #[template(path = "console/error.html")]
 struct ErrorView<'a> {
@@ -322,15 +363,7 @@ impl ErrorPage {
     /// The page: a title and a sentence in the page's language saying what happened and what to
     /// do, the refusal's text, and a way back to the page the person came from.
     pub fn render(&self, w: &'static Words, back: &str) -> Response {
-        let (title, lead) = match self.kind {
-            ErrorKind::Refused => (w.error_refused, w.error_refused_lead),
-            ErrorKind::Forbidden => (w.error_forbidden, w.error_forbidden_lead),
-            ErrorKind::Csrf => (w.error_forbidden, w.error_csrf_lead),
-            ErrorKind::WrongHost => (w.error_forbidden, w.error_wrong_host_lead),
-            ErrorKind::NotFound => (w.error_not_found, w.error_not_found_lead),
-            ErrorKind::Busy => (w.error_busy, w.error_busy_lead),
-            ErrorKind::Internal => (w.error_internal, w.error_internal_lead),
-        };
+        let (title, lead) = self.kind.words(w);
         let said = self.said.as_ref().map(|said| said.in_words(w));
         let view = ErrorView {
             w,
@@ -374,23 +407,17 @@ impl IntoResponse for ConsoleError {
         if let ConsoleError::SignIn = self {
             return (status, [(header::LOCATION, "/signin")]).into_response();
         }
-        let (kind, message, id) = match &self {
+        let (kind, message) = self.shown();
+        let id = match &self {
             ConsoleError::Internal(error) => {
                 let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
                 tracing::error!(
                     "console error {id}: {}",
                     crate::phone::mask_phones(&format!("{error:#}"))
                 );
-                (ErrorKind::Internal, String::new(), Some(id))
+                Some(id)
             }
-            ConsoleError::NotFound => (ErrorKind::NotFound, String::new(), None),
-            ConsoleError::Csrf => (ErrorKind::Csrf, String::new(), None),
-            ConsoleError::WrongHost(host) => (ErrorKind::WrongHost, host.clone(), None),
-            ConsoleError::Forbidden(text) => (ErrorKind::Forbidden, without_server_paths(text), None),
-            ConsoleError::Busy(text) => (ErrorKind::Busy, without_server_paths(text), None),
-            ConsoleError::Said(Refusal::Forbidden, _) => (ErrorKind::Forbidden, String::new(), None),
-            ConsoleError::Said(..) => (ErrorKind::Refused, String::new(), None),
-            other => (ErrorKind::Refused, without_server_paths(&other.to_string()), None),
+            _ => None,
         };
         let said = match &self {
             ConsoleError::Said(_, said) => Some(said.clone()),

@@ -118,11 +118,17 @@ pub struct Reading<'a> {
     pub points: &'a [RatePoint],
 }
 
+/// A run's recipients done (answered, or uncertain) and in all (with those in flight and still to
+/// send): what its progress is counted in.
+pub fn done_and_total(status: &crate::engine::Status) -> (u64, u64) {
+    let done = status.sent + status.uncertain;
+    (done, done + status.sending + status.pending)
+}
+
 impl Reading<'_> {
     pub fn view(&self, w: &Words) -> LiveView {
         let status = self.status;
-        let done = status.sent + status.uncertain;
-        let total = done + status.sending + status.pending;
+        let (done, total) = done_and_total(status);
         let percent = match (total, &self.finished) {
             (0, Some(_)) => 100,
             (0, None) => 0,

@@ -161,20 +161,25 @@ fn encode(console: &Shared) -> Result<String, ConsoleError> {
     Ok(text)
 }
 
+impl RunFigures {
+    fn of(status: &crate::engine::Status) -> RunFigures {
+        RunFigures {
+            sent: status.sent,
+            accepted: status.accepted,
+            not_accepted: status.not_accepted,
+            uncertain: status.uncertain,
+            charged: status.budget.as_ref().map_or(0, |budget| budget.charged),
+            reserved: status.budget.as_ref().map_or(0, |budget| budget.reserved),
+        }
+    }
+}
+
 /// A campaign's run figures: from its board while it sends, else from its checkpoint once (kept
 /// until the run changes: a resume, a purge).
 fn figures_of(console: &Shared, record: &CampaignRecord) -> Option<RunFigures> {
     let run = record.run.as_ref()?;
-    let of = |view: super::runner::LiveView| RunFigures {
-        sent: view.sent,
-        accepted: view.accepted,
-        not_accepted: view.not_accepted,
-        uncertain: view.uncertain,
-        charged: view.charged.unwrap_or(0),
-        reserved: view.reserved.unwrap_or(0),
-    };
     if let Some(active) = super::runner::active(console, &record.id) {
-        return Some(of(active.board.view()));
+        return Some(RunFigures::of(&active.board.status()));
     }
     let key = format!("{}|{:?}|{:?}|{:?}", run.started_at, run.end, run.collected, run.purged);
     if let Some((kept, figures)) = console.metrics.ended.lock().get(&record.id) {
@@ -182,15 +187,7 @@ fn figures_of(console: &Shared, record: &CampaignRecord) -> Option<RunFigures> {
             return Some(*figures);
         }
     }
-    let status = crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?;
-    let figures = RunFigures {
-        sent: status.sent,
-        accepted: status.accepted,
-        not_accepted: status.not_accepted,
-        uncertain: status.uncertain,
-        charged: status.budget.as_ref().map_or(0, |budget| budget.charged),
-        reserved: status.budget.as_ref().map_or(0, |budget| budget.reserved),
-    };
+    let figures = RunFigures::of(&crate::engine::status(&console.workspace.run_dir(&record.id)).ok()?);
     console.metrics.ended.lock().insert(record.id.clone(), (key, figures));
     Some(figures)
 }

@@ -101,6 +101,12 @@ impl Board {
         }
     }
 
+    /// The run's figures now, as its checkpoint would give them; unlike [`Board::view`] it takes
+    /// no rate sample and draws nothing (for the progress webhooks, `/metrics`, a backup).
+    pub fn status(&self) -> engine::Status {
+        self.live.snapshot().status
+    }
+
     /// The live page's figures in English (for pages that show only its numbers).
     pub fn view(&self) -> LiveView {
         self.view_in(&EN)
@@ -289,14 +295,15 @@ pub fn launch(console: &Shared, record: &CampaignRecord, launch: Launch) -> Resu
     });
     let board = active.board.clone();
     super::webhooks::watch_progress(console, &id, &record.name, move || {
-        let view = board.view();
+        let status = board.status();
+        let (done, total) = super::live_view::done_and_total(&status);
         super::webhooks::Progress {
-            done: view.done,
-            total: view.total,
-            accepted: view.accepted,
-            not_accepted: view.not_accepted,
-            uncertain: view.uncertain,
-            finished: view.finished.is_some() || board.phase() == "finished",
+            done,
+            total,
+            accepted: status.accepted,
+            not_accepted: status.not_accepted,
+            uncertain: status.uncertain,
+            finished: board.phase() == "finished",
         }
     });
     let (task_console, task_id, task_run) = (console.clone(), id.clone(), active.clone());

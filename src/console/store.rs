@@ -112,9 +112,9 @@ const OPT_OUTS: &str = "opt_outs";
 const APPROVALS: &str = "approvals";
 const WORKSPACE: &str = "workspace";
 /// API tokens under the SHA-256 digest of their text (`tokens::ApiToken`).
-const TOKENS: &str = "tokens";
+pub const TOKENS: &str = "tokens";
 /// The API's first answers to requests with an `Idempotency-Key` (`api::idempotency`).
-const IDEMPOTENCY: &str = "idempotency";
+pub const IDEMPOTENCY: &str = "idempotency";
 
 /// A record as bytes: its tree, key and value.
 pub type RawEntry = (String, Vec<u8>, Vec<u8>);
@@ -270,7 +270,8 @@ impl Store {
         self.db.flush().map_err(ConsoleError::from_sled).map(drop)
     }
 
-    /// A record of the tree `tree` (the webhooks' outbox and messages).
+    /// A record of the tree `tree` (tokens, the API's kept answers, the webhooks' outbox and
+    /// messages: records of one kind each, read and written through these four).
     pub fn get_in<T: DeserializeOwned>(&self, tree: &str, key: &str) -> Result<Option<T>, ConsoleError> {
         self.get(tree, key)
     }
@@ -292,40 +293,6 @@ impl Store {
 
     pub fn remove_in(&self, tree: &str, key: &str) -> Result<bool, ConsoleError> {
         self.remove(tree, key)
-    }
-
-    pub fn token<T: DeserializeOwned>(&self, digest: &str) -> Result<Option<T>, ConsoleError> {
-        self.get(TOKENS, digest)
-    }
-
-    pub fn put_token<T: Serialize>(&self, digest: &str, token: &T) -> Result<(), ConsoleError> {
-        self.put(TOKENS, digest, token)
-    }
-
-    /// Every token, with its digest.
-    pub fn tokens<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, ConsoleError> {
-        self.entries(TOKENS)
-    }
-
-    pub fn remove_token(&self, digest: &str) -> Result<bool, ConsoleError> {
-        self.remove(TOKENS, digest)
-    }
-
-    pub fn idempotent<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ConsoleError> {
-        self.get(IDEMPOTENCY, key)
-    }
-
-    pub fn put_idempotent<T: Serialize>(&self, key: &str, answer: &T) -> Result<(), ConsoleError> {
-        self.put(IDEMPOTENCY, key, answer)
-    }
-
-    /// Every kept answer, with its key.
-    pub fn idempotent_answers<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, ConsoleError> {
-        self.entries(IDEMPOTENCY)
-    }
-
-    pub fn remove_idempotent(&self, key: &str) -> Result<bool, ConsoleError> {
-        self.remove(IDEMPOTENCY, key)
     }
 
     pub fn put_link(&self, token: &str, link: &SignInLink) -> Result<(), ConsoleError> {

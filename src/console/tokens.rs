@@ -2,7 +2,7 @@
 
 use super::auth::{unix_now, Signed};
 use super::error::ConsoleError;
-use super::store::{Session, Store};
+use super::store::{Session, Store, TOKENS};
 use super::Console;
 use axum::http::{header, HeaderMap};
 use serde::{Deserialize, Serialize};
@@ -68,7 +68,7 @@ pub fn make(
         last_used: None,
         scopes,
     };
-    store.put_token(&digest(&text), &token)?;
+    store.put_in(TOKENS, &digest(&text), &token)?;
     store.audit(
         user,
         "made an API token",
@@ -81,7 +81,7 @@ pub fn make(
 /// Every token, or a user's, newest first.
 pub fn list(store: &Store, user: Option<&str>) -> Result<Vec<ApiToken>, ConsoleError> {
     let mut tokens: Vec<ApiToken> = store
-        .tokens::<ApiToken>()?
+        .entries_in::<ApiToken>(TOKENS)?
         .into_iter()
         .map(|(_, token)| token)
         .filter(|token| user.is_none_or(|user| token.user == user))
@@ -93,9 +93,9 @@ pub fn list(store: &Store, user: Option<&str>) -> Result<Vec<ApiToken>, ConsoleE
 /// Revokes the token `id`: its user's own, or anyone's for an administrator.
 pub fn revoke(store: &Store, by: &Signed, id: &str) -> Result<(), ConsoleError> {
     let admin = by.can(super::store::Role::Admin);
-    for (digest, token) in store.tokens::<ApiToken>()? {
+    for (digest, token) in store.entries_in::<ApiToken>(TOKENS)? {
         if token.id == id && (admin || token.user == by.user.name) {
-            store.remove_token(&digest)?;
+            store.remove_in(TOKENS, &digest)?;
             store.audit(
                 &by.user.name,
                 "revoked an API token",
@@ -121,7 +121,7 @@ pub fn authenticate(console: &Console, headers: &HeaderMap) -> Result<(Signed, A
         .filter(|text| text.starts_with(PREFIX))
         .ok_or(ConsoleError::SignIn)?;
     let key = digest(text);
-    let mut token: ApiToken = console.store.token(&key)?.ok_or(ConsoleError::SignIn)?;
+    let mut token: ApiToken = console.store.get_in(TOKENS, &key)?.ok_or(ConsoleError::SignIn)?;
     let now = unix_now();
     if token.expired(now) {
         return Err(ConsoleError::SignIn);
@@ -132,7 +132,7 @@ pub fn authenticate(console: &Console, headers: &HeaderMap) -> Result<(Signed, A
     }
     if token.last_used.is_none_or(|last| now - last >= USE_RECORDED_EVERY) {
         token.last_used = Some(now);
-        console.store.put_token(&key, &token)?;
+        console.store.put_in(TOKENS, &key, &token)?;
         console.store.audit(
             &user.name,
             "signed in with an API token",

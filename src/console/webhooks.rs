@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-pub use deliver::{redeliver, sign, Attempt};
+pub use deliver::redeliver;
 
 /// The store's names: the endpoints, the outbox, the messages the log keeps, the log.
 const ENDPOINTS: &str = "webhook_endpoints";

@@ -27,17 +27,10 @@ async fn made_token(browser: &mut Browser, fields: &[(&str, &str)]) -> String {
     token
 }
 
-/// A new campaign's multipart form: its campaign file and its recipients CSV.
+/// A new campaign's multipart form for the API (no CSRF field): its campaign file and its
+/// recipients CSV.
 pub fn campaign_form(settings: &str, recipients_csv: &str) -> reqwest::multipart::Form {
-    reqwest::multipart::Form::new()
-        .part(
-            "campaign_file",
-            reqwest::multipart::Part::text(settings.to_string()).file_name("campaign.toml"),
-        )
-        .part(
-            "recipients",
-            reqwest::multipart::Part::text(recipients_csv.to_string()).file_name("people.csv"),
-        )
+    super::console::with_campaign_files(reqwest::multipart::Form::new(), settings, recipients_csv)
 }
 
 /// A campaign made by `editor`, checked and submitted, approved by `approver` and started with

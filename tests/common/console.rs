@@ -494,19 +494,31 @@ pub async fn started(team: &mut Team, id: &str, amount: &str, why: &str) {
     assert_eq!(location(&response), format!("/campaigns/{id}/live"), "{why}");
 }
 
+/// `form` with a new campaign's campaign file and recipients CSV.
+pub fn with_campaign_files(
+    form: reqwest::multipart::Form,
+    settings: &str,
+    recipients_csv: &str,
+) -> reqwest::multipart::Form {
+    form.part(
+        "campaign_file",
+        reqwest::multipart::Part::text(settings.to_string()).file_name("campaign.toml"),
+    )
+    .part(
+        "recipients",
+        reqwest::multipart::Part::text(recipients_csv.to_string()).file_name("people.csv"),
+    )
+}
+
 /// A new campaign from a campaign file and a recipients CSV, as an editor uploads them; its id.
 pub async fn uploaded(editor: &mut Browser, settings: &str, recipients_csv: &str) -> String {
     editor.page("/campaigns/new").await;
-    let form = reqwest::multipart::Form::new()
-        .text("csrf", editor.csrf.clone())
-        .part(
-            "campaign_file",
-            reqwest::multipart::Part::text(settings.to_string()).file_name("campaign.toml"),
-        )
-        .part(
-            "recipients",
-            reqwest::multipart::Part::text(recipients_csv.to_string()).file_name("people.csv"),
-        );
+    // The page's form: its CSRF token first.
+    let form = with_campaign_files(
+        reqwest::multipart::Form::new().text("csrf", editor.csrf.clone()),
+        settings,
+        recipients_csv,
+    );
     let response = editor.post_multipart("/campaigns", form).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "the upload makes a campaign");
     campaign_id(&location(&response))

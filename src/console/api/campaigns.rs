@@ -102,7 +102,8 @@ pub async fn run_check(State(console): State<Shared>, signed: Signed, found: Fou
         form: flow::Empty {},
     };
     flow::run_check(State(console.clone()), found, posted).await?;
-    check_view(&console, &id, 0).await
+    // Just checked: the files are those the check read (no need to read them all again).
+    check_view(&console, &id, 0, Some(true)).await
 }
 
 /// The last check's result, and a page of its rejected rows.
@@ -115,18 +116,20 @@ pub async fn check(
     Found(record): Found,
     Query(query): Query<PageQuery>,
 ) -> Answer<CheckView> {
-    check_view(&console, &record.id, query.page).await
+    check_view(&console, &record.id, query.page, None).await
 }
 
-async fn check_view(console: &Shared, id: &str, page: usize) -> Answer<CheckView> {
+/// The check's view; `current` when it is known, else the files are read again to tell.
+async fn check_view(console: &Shared, id: &str, page: usize, current: Option<bool>) -> Answer<CheckView> {
     let record = crate::console::campaigns::find(&console.store, id)?;
     let path = crate::console::check::rejects_path(&console.workspace, id);
     let (header, rows, more) = crate::console::check::rejects_page(&path, page)?;
-    let current = match &record.check {
-        Some(check) => {
+    let current = match (current, &record.check) {
+        (Some(known), Some(_)) => known,
+        (_, Some(check)) => {
             crate::console::compose::fingerprint_now(&console.workspace, &record).await? == check.fingerprint
         }
-        None => false,
+        (_, None) => false,
     };
     Ok(Json(CheckView {
         check: CampaignView::of(&record).check,

@@ -3,6 +3,7 @@
 use super::problem;
 use crate::console::auth::Signed;
 use crate::console::error::ConsoleError;
+use crate::console::store::IDEMPOTENCY;
 use crate::console::Shared;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -36,7 +37,14 @@ struct Kept {
 /// The keys being answered now: a retry that arrives while the first is still being answered
 /// waits for it, then gets its answer.
 #[derive(Default)]
-pub struct InFlight(parking_lot::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
+pub struct InFlight {
+    keys: parking_lot::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// When answers past a day were last let go (Unix seconds).
+    swept: parking_lot::Mutex<i64>,
+}
+
+/// Answers past a day are looked for at most this often (not at every kept answer).
+const SWEEP_EVERY: i64 = 60 * 60;
 
 /// Gives a retried request its first answer; a first request is answered in a task of its own,
 /// so that a connection dropped meanwhile does not cut it short, and its answer is kept.
@@ -60,10 +68,16 @@ pub async fn keep(State(console): State<Shared>, request: Request, next: Next) -
     };
     let what = format!("{} {}", request.method(), request.uri().path());
     let stored_key = format!("{}\n{key}", signed.user.name);
-    let lock = console.api_keys.0.lock().entry(stored_key.clone()).or_default().clone();
+    let lock = console
+        .api_keys
+        .keys
+        .lock()
+        .entry(stored_key.clone())
+        .or_default()
+        .clone();
     let answering = lock.lock_owned().await;
     let now = crate::console::auth::unix_now();
-    let kept = match console.store.idempotent::<Kept>(&stored_key) {
+    let kept = match console.store.get_in::<Kept>(IDEMPOTENCY, &stored_key) {
         Ok(kept) => kept.filter(|kept| now - kept.at < KEPT_SECONDS),
         Err(error) => return problem::answer(&error, None, w),
     };
@@ -109,7 +123,7 @@ pub async fn keep(State(console): State<Shared>, request: Request, next: Next) -
             location: header_text(axum::http::header::LOCATION),
             body: base64::engine::general_purpose::STANDARD.encode(&bytes),
         };
-        if let Err(error) = console.store.put_idempotent(&stored_key, &kept) {
+        if let Err(error) = console.store.put_in(IDEMPOTENCY, &stored_key, &kept) {
             return problem::answer(&error, None, w);
         }
         forget_old(&console, now);
@@ -139,15 +153,22 @@ fn replay(kept: Kept) -> Response {
     response
 }
 
-/// Answers older than a day are let go (and their keys' locks with them).
+/// Answers older than a day are let go (and their keys' locks with them), once an hour.
 fn forget_old(console: &Shared, now: i64) {
-    let Ok(answers) = console.store.idempotent_answers::<Kept>() else {
+    {
+        let mut swept = console.api_keys.swept.lock();
+        if now - *swept < SWEEP_EVERY {
+            return;
+        }
+        *swept = now;
+    }
+    let Ok(answers) = console.store.entries_in::<Kept>(IDEMPOTENCY) else {
         return;
     };
     for (key, kept) in answers {
         if now - kept.at >= KEPT_SECONDS {
-            let _ = console.store.remove_idempotent(&key);
-            console.api_keys.0.lock().remove(&key);
+            let _ = console.store.remove_in(IDEMPOTENCY, &key);
+            console.api_keys.keys.lock().remove(&key);
         }
     }
 }
