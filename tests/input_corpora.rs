@@ -1,4 +1,4 @@
-//! Files from other projects' public test corpora that other readers read, read through the same reader: a Parquet column chunk whose `dictionary_page_offset` is 0 (old parquet-mr), and a BIFF8 workbook whose CODEPAGE record says 1252 (calamine's own test file).
+//! Files from other projects' public test corpora that other readers read, read through the same reader: a Parquet column chunk whose `dictionary_page_offset` is 0 (old parquet-mr), a Parquet GZIP page made of several gzip members (Hadoop's codec), and a BIFF8 workbook whose CODEPAGE record says 1252 (calamine's own test file).
 
 use msgbatch::campaign::{Encoding, InputFormat};
 use msgbatch::input::{self, ColumnSpec, RawRow};
@@ -53,6 +53,25 @@ fn a_dictionary_page_offset_of_zero_reads_the_dictionary_where_the_chunk_starts(
         (2..=40).collect::<Vec<u64>>()
     );
     assert_eq!(phones(&rows), vec!["1552".to_string(); 39]);
+}
+
+#[test]
+fn a_gzip_page_of_several_members_reads_every_member() {
+    // apache/parquet-testing data/concatenated_gzip_members.parquet: one UINT_64 column of 513
+    // rows, 1 to 513 (pyarrow), in one GZIP data page whose compressed bytes are several gzip
+    // members one after another, as Hadoop's GzipCodec writes them. A reader that stops at the
+    // first member finds the page short.
+    let rows = rows(
+        "concatenated_gzip_members.parquet",
+        InputFormat::Parquet,
+        None,
+        &phone_only("long_col"),
+    );
+    assert_eq!(
+        rows.iter().map(|r| r.row).collect::<Vec<_>>(),
+        (2..=514).collect::<Vec<u64>>()
+    );
+    assert_eq!(phones(&rows), (1..=513).map(|n: u64| n.to_string()).collect::<Vec<_>>());
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod decode;
 mod excel_source;
 mod ordered;
 mod parquet_footer;
+mod parquet_gzip;
 mod parquet_mend;
 mod parquet_source;
 mod parquet_types;

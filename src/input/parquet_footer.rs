@@ -147,12 +147,24 @@ impl Footer {
             .collect()
     }
 
+    pub(super) fn from_bytes(bytes: Vec<u8>) -> Footer {
+        Footer { bytes }
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// The footer holding the top-level columns `keep` (positions among [`Footer::columns`])
-    /// and no other, read by polars. An INT96 column among them is declared 12 bytes of binary,
-    /// which its values are, so that polars hands them over as they are.
-    pub fn metadata_of(&self, keep: &[usize]) -> Result<FileMetadata, String> {
-        let bytes = self.keeping(keep)?;
-        polars_parquet::parquet::read::deserialize_metadata(polars_buffer::Buffer::from(bytes))
+    /// and no other. An INT96 column among them is declared 12 bytes of binary, which its values
+    /// are, so that polars hands them over as they are.
+    pub fn kept(&self, keep: &[usize]) -> Result<Footer, String> {
+        self.keeping(keep).map(Footer::from_bytes)
+    }
+
+    /// The footer as polars reads it.
+    pub fn metadata(&self) -> Result<FileMetadata, String> {
+        polars_parquet::parquet::read::deserialize_metadata(polars_buffer::Buffer::from(self.bytes.clone()))
             .map_err(|e| e.to_string())
     }
 
@@ -408,7 +420,7 @@ fn describe(elements: &[&[Field<'_>]], at: usize, depth: usize) -> (String, usiz
     (name, end)
 }
 
-fn value<'f, 'a>(fields: &'f [Field<'a>], field_id: i16) -> Option<&'f Value<'a>> {
+pub(super) fn value<'f, 'a>(fields: &'f [Field<'a>], field_id: i16) -> Option<&'f Value<'a>> {
     fields.iter().find(|f| f.id == field_id).map(|f| &f.value)
 }
 
@@ -435,7 +447,7 @@ fn logical_member(element: &[Field<'_>]) -> Option<i16> {
 }
 
 /// Sets field `field_id` of a struct to `new`, keeping the fields in the order of their ids.
-fn set<'a>(fields: &mut Vec<Field<'a>>, field_id: i16, new: Value<'a>) {
+pub(super) fn set<'a>(fields: &mut Vec<Field<'a>>, field_id: i16, new: Value<'a>) {
     match fields.iter_mut().find(|f| f.id == field_id) {
         Some(field) => field.value = new,
         None => {

@@ -8,6 +8,7 @@
 //! file, also when polars panics on it.
 
 use super::parquet_footer::{Annotation, FileColumn, Footer, Unread};
+use super::parquet_gzip;
 use super::parquet_types::{self, ColumnReading};
 use super::{locate, ordered, record_row, ColumnSpec, InputError, RawRow, RowSource, Unreadable};
 use polars::prelude::*;
@@ -43,6 +44,9 @@ struct Cursor {
 /// What decoding a range of the file and making its rows takes: shared by the threads that do.
 struct Decoder {
     path: PathBuf,
+    /// The copy read instead of `path` when a GZIP page had to be mended (`parquet_gzip`);
+    /// removed when the reading ends.
+    copy: Option<tempfile::NamedTempFile>,
     /// The footer of the mapped columns only, their Arrow types in its ARROW:schema.
     metadata: FileMetadataRef,
     columns: Vec<String>,
@@ -112,9 +116,13 @@ impl ParquetRows {
                 return Err(unsupported(column, type_name.clone()));
             }
         }
+        let kept = footer.kept(&positions).map_err(refusal)?;
+        let (copy, kept) = match parquet_gzip::mended_copy(path, &kept).map_err(refusal)? {
+            Some((copy, mended)) => (Some(copy), mended),
+            None => (None, kept),
+        };
         let mut metadata = guarded(path, || {
-            footer
-                .metadata_of(&positions)
+            kept.metadata()
                 .map_err(|message| polars_err!(ComputeError: "{message}"))
         })?;
         // The Arrow types the mapped columns are read as: the file's (its ARROW:schema's when it
@@ -167,6 +175,7 @@ impl ParquetRows {
         Ok(ParquetRows {
             decoder: Decoder {
                 path: path.to_path_buf(),
+                copy,
                 metadata,
                 columns: wanted,
                 readings,
@@ -269,7 +278,8 @@ impl Cursor {
 impl Decoder {
     /// The mapped columns of `length` rows from row `offset` (0-based), decoded.
     fn decode(&self, offset: usize, length: usize) -> Result<DataFrame, InputError> {
-        let file = File::open(&self.path).map_err(|source| InputError::Open {
+        let read_from = self.copy.as_ref().map_or(self.path.as_path(), |copy| copy.path());
+        let file = File::open(read_from).map_err(|source| InputError::Open {
             path: self.path.clone(),
             source,
         })?;
