@@ -17,13 +17,19 @@ pub enum PhoneError {
 /// Normalises `+82 10-1234-5678`, `82-10…`, `010.1234.5678`, `010 1234 5678` and a lost
 /// leading zero (`1012345678`) to `01012345678`.
 pub fn normalize(raw: &str) -> Result<crate::input::FieldText, PhoneError> {
+    normalize_unless_kept(raw).map(|changed| changed.unwrap_or_else(|| crate::input::FieldText::from(raw)))
+}
+
+/// As [`normalize`], answering `None` when `raw` is already the number as it is kept (most lists
+/// write it so): the caller keeps `raw` itself, and nothing is copied.
+pub fn normalize_unless_kept(raw: &str) -> Result<Option<crate::input::FieldText>, PhoneError> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(PhoneError::Empty);
     }
     if is_mobile(trimmed) {
-        // Written as it is kept (most lists): nothing to take out or put back.
-        return Ok(crate::input::FieldText::from(trimmed));
+        // Written as it is kept: nothing to take out or put back.
+        return Ok((trimmed.len() != raw.len()).then(|| crate::input::FieldText::from(trimmed)));
     }
     // At most 13 digits can make a mobile number (82 + 0 + 10 digits); keep them on the stack,
     // with room for the leading zero put back.
@@ -57,7 +63,7 @@ pub fn normalize(raw: &str) -> Result<crate::input::FieldText, PhoneError> {
     };
     let out = std::str::from_utf8(&digits[from..count]).expect("ASCII digits");
     if is_mobile(out) {
-        Ok(crate::input::FieldText::from(out))
+        Ok(Some(crate::input::FieldText::from(out)))
     } else {
         Err(PhoneError::NotMobile)
     }

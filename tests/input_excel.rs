@@ -54,11 +54,11 @@ fn rows_2_to_4(values: [Option<&str>; 3]) -> Vec<(u64, Option<String>)> {
     (2..).zip(values.map(|v| v.map(str::to_string))).collect()
 }
 
-fn cell_error(column: &str, detail: &str) -> Option<Unreadable> {
-    Some(Unreadable::CellError {
+fn cell_error(column: &str, detail: &str) -> Option<Box<Unreadable>> {
+    Some(Box::new(Unreadable::CellError {
         column: column.into(),
         detail: detail.into(),
-    })
+    }))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ fn a_formula_gives_its_saved_value_and_one_saved_without_it_rejects_its_row() {
         cell_error("formula_saved", "the cell holds the error #N/A")
     );
     for row in &rows[..2] {
-        match &row.unreadable {
+        match row.unreadable.as_deref() {
             Some(Unreadable::CellError { column, detail }) if column == "formula_unsaved" => {
                 let formula = format!("={}", ["A2*1", "A3*1"][row.row as usize - 2]);
                 assert!(
@@ -170,10 +170,10 @@ fn a_number_with_a_fraction_in_the_phone_column_is_no_phone() {
     // 1012.345678 has the digits of 010-1234-5678: read as text it would pass.
     assert_eq!(
         rows[1].unreadable,
-        Some(Unreadable::PhoneFraction {
+        Some(Box::new(Unreadable::PhoneFraction {
             column: "phone_fraction".into(),
             value: "1012.345678".into()
-        })
+        }))
     );
     assert_eq!(rows[1].phone, None);
     assert_eq!(rows[2].unreadable, None);

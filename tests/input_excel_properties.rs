@@ -447,7 +447,7 @@ proptest! {
             let mapped = &cells[..cells.len().min(3)];
             let spoiled = mapped.iter().enumerate().any(|(column, cell)| cell.spoils(column == 0));
             prop_assert_eq!(row.unreadable.is_some(), spoiled, "row {}: {:?} → {:?}", row.row, cells, row);
-            if let Some(unreadable) = &row.unreadable {
+            if let Some(unreadable) = row.unreadable.as_deref() {
                 prop_assert!(["phone", "name", "coupon"].contains(&unreadable.column()));
                 if let Unreadable::PhoneFraction { column, .. } = unreadable {
                     prop_assert_eq!(column, "phone");

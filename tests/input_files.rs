@@ -291,10 +291,10 @@ fn parquet_values_that_are_not_text_reject_their_row_only() {
         assert_eq!(rows[0].phone.as_deref(), Some("ok"));
         assert_eq!(
             rows[1].unreadable,
-            Some(Unreadable::NotText {
+            Some(Box::new(Unreadable::NotText {
                 column: column.into(),
                 detail: detail.into()
-            })
+            }))
         );
         assert_eq!(rows[2].unreadable, None);
     }

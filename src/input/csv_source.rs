@@ -205,25 +205,29 @@ impl Columns {
 pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &impl Fields) -> RawRow {
     let mut unreadable = None;
     if record.count() != columns.headers.len() {
-        unreadable = Some(Unreadable::Ragged {
+        unreadable = Some(Box::new(Unreadable::Ragged {
             fields: record.count(),
             expected: columns.headers.len(),
             column: columns.column_name(record.count().min(columns.headers.len())),
-        });
+        }));
     }
     if record.bytes().len() > columns.max_field {
         let oversized =
             (0..record.count()).find(|&index| record.field(index).is_some_and(|f| f.len() > columns.max_field));
         if let Some(index) = oversized {
-            unreadable.get_or_insert(Unreadable::FieldTooLarge {
-                column: columns.column_name(index),
-                bytes: record.field(index).map_or(0, <[u8]>::len),
-                limit: columns.max_field,
+            unreadable.get_or_insert_with(|| {
+                Box::new(Unreadable::FieldTooLarge {
+                    column: columns.column_name(index),
+                    bytes: record.field(index).map_or(0, <[u8]>::len),
+                    limit: columns.max_field,
+                })
             });
         }
     }
+    // A record no longer than the limit has no field over it: the common case looks at no field's length.
+    let short = record.bytes().len() <= columns.max_field;
     let mut field = |index: usize| -> Option<FieldText> {
-        if record.field(index)?.len() > columns.max_field {
+        if !short && record.field(index)?.len() > columns.max_field {
             return None;
         }
         let problem = match record.text(index)? {
@@ -234,9 +238,11 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
                 Some(problem) => problem,
             },
         };
-        unreadable.get_or_insert(Unreadable::NotText {
-            column: columns.column_name(index),
-            detail: problem.to_string(),
+        unreadable.get_or_insert_with(|| {
+            Box::new(Unreadable::NotText {
+                column: columns.column_name(index),
+                detail: problem.to_string(),
+            })
         });
         None
     };

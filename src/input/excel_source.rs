@@ -425,7 +425,7 @@ impl SheetRows {
                     detail,
                 },
             };
-            unreadable.get_or_insert(problem);
+            unreadable.get_or_insert_with(|| Box::new(problem));
             None
         });
         let phone = values.next().flatten();

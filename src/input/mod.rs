@@ -66,8 +66,9 @@ pub struct RawRow {
     pub phone: Option<FieldText>,
     pub name: Option<FieldText>,
     pub vars: FieldValues,
-    /// Why the row cannot be read, when it cannot; its values are then not to be trusted.
-    pub unreadable: Option<Unreadable>,
+    /// Why the row cannot be read, when it cannot; its values are then not to be trusted. Boxed:
+    /// rare, and every row is moved between threads, so its size costs every row.
+    pub unreadable: Option<Box<Unreadable>>,
 }
 
 /// Why a record of the file cannot be read as a row.

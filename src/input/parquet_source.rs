@@ -316,9 +316,11 @@ impl Decoder {
                     let row = &mut rows[index];
                     // Columns go in order, so a row's first unreadable value is the one it names.
                     let value = cell.unwrap_or_else(|problem| {
-                        row.unreadable.get_or_insert(Unreadable::NotText {
-                            column: name.clone(),
-                            detail: problem.to_string(),
+                        row.unreadable.get_or_insert_with(|| {
+                            Box::new(Unreadable::NotText {
+                                column: name.clone(),
+                                detail: problem.to_string(),
+                            })
                         });
                         None
                     });
@@ -415,7 +417,7 @@ mod tests {
             .next_batch(10)
             .unwrap()
             .unwrap();
-        match &batch[0].unreadable {
+        match batch[0].unreadable.as_deref() {
             Some(Unreadable::NotText { column, detail }) => {
                 assert_eq!((column.as_str(), detail.as_str()), ("name", "contains a NUL byte"))
             }

@@ -11,19 +11,28 @@ pub struct PhoneSet {
 }
 
 /// The bitmap a number belongs in (see `PhoneSet::maps`), its length, and its bit.
+#[inline]
 fn split(digits: &str) -> Option<(usize, usize, usize)> {
     let bytes = digits.as_bytes();
-    if !(10..=11).contains(&bytes.len()) || &bytes[..2] != b"01" || !bytes.iter().all(u8::is_ascii_digit) {
+    if !(10..=11).contains(&bytes.len()) || &bytes[..2] != b"01" {
         return None;
     }
-    let index = bytes[3..]
-        .iter()
-        .fold(0usize, |n, &digit| n * 10 + usize::from(digit - b'0'));
-    Some((
-        usize::from(bytes[2] - b'0') * 2 + (bytes.len() - 10),
-        bytes.len(),
-        index,
-    ))
+    let third = bytes[2].wrapping_sub(b'0');
+    let mut index = 0usize;
+    for &byte in &bytes[3..] {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 || third > 9 {
+            return None;
+        }
+        index = index * 10 + usize::from(digit);
+    }
+    Some((usize::from(third) * 2 + (bytes.len() - 10), bytes.len(), index))
+}
+
+/// The words of a bitmap of the numbers of `length` digits: one bit for each of the digits after
+/// the first three.
+const fn words(length: usize) -> usize {
+    10usize.pow(length as u32 - 3).div_ceil(64)
 }
 
 impl PhoneSet {
@@ -36,7 +45,7 @@ impl PhoneSet {
         let Some((map, length, index)) = split(digits) else {
             return false;
         };
-        let words = 10usize.pow(length as u32 - 3).div_ceil(64);
+        let words = if length == 10 { words(10) } else { words(11) };
         let map = self.maps[map].get_or_insert_with(|| vec![0u64; words].into_boxed_slice());
         let (word, bit) = (index / 64, 1u64 << (index % 64));
         let fresh = map[word] & bit == 0;

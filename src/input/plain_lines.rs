@@ -5,7 +5,7 @@
 //! becomes is made by the same `make_row` as the csv reader's, so only the splitting differs; the
 //! property tests read files in blocks and in one piece and compare the rows.
 
-use super::csv_source::{has_control_byte, make_row, Columns, Fields};
+use super::csv_source::{make_row, Columns, Fields};
 use super::record_row;
 use super::RawRow;
 
@@ -54,33 +54,120 @@ pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option
     let mut rows = Vec::with_capacity(bytes.len() / 32 + 1);
     let mut ends = Vec::with_capacity(columns.headers.len() + 1);
     let mut line_start = 0;
-    // One pass over the block's bytes (separators come every few bytes: a plain loop beats a
-    // vectorised search here); the end of the block ends the last line when no line break does.
-    for at in 0..=bytes.len() {
-        match bytes.get(at) {
-            Some(b',') => {
-                ends.push(at - line_start);
-                continue;
+    // Whether the line so far holds a control byte other than its line break.
+    let mut control = false;
+    let mut at = 0;
+    // Eight bytes at a time: the separators and control bytes of a word found at once, each then
+    // visited (a field is a few bytes, so a word holds about one); the last bytes one by one.
+    while at < bytes.len() {
+        let mut marks = match bytes.get(at..at + 8) {
+            Some(word) => marked(u64::from_le_bytes(word.try_into().expect("8 bytes"))),
+            None => u64::from(marked_byte(bytes[at])) << 7,
+        };
+        let width = if bytes.len() - at >= 8 { 8 } else { 1 };
+        while marks != 0 {
+            let here = at + (marks.trailing_zeros() / 8) as usize;
+            marks &= marks - 1;
+            match bytes[here] {
+                b',' => ends.push(here - line_start),
+                b'\n' | b'\r' => {
+                    if !end_line(
+                        columns,
+                        text,
+                        line_start,
+                        here,
+                        record_limit,
+                        control,
+                        &mut ends,
+                        &mut rows,
+                    ) {
+                        return None;
+                    }
+                    line_start = here + 1;
+                    control = false;
+                }
+                _ => control = true,
             }
-            Some(b'\n' | b'\r') | None => {}
-            Some(_) => continue,
         }
-        if at > line_start {
-            if at - line_start > record_limit {
-                return None;
-            }
-            // Line breaks and commas are ASCII: every cut falls between characters.
-            let line = &text[line_start..at];
-            ends.push(line.len());
-            let record = Line {
-                text: line,
-                ends: &ends,
-            };
-            let suspicious = has_control_byte(line.as_bytes());
-            rows.push(make_row(columns, record_row(rows.len() as u64), suspicious, &record));
-        }
-        ends.clear();
-        line_start = at + 1;
+        at += width;
+    }
+    // The end of the block ends the last line when no line break does.
+    if !end_line(
+        columns,
+        text,
+        line_start,
+        bytes.len(),
+        record_limit,
+        control,
+        &mut ends,
+        &mut rows,
+    ) {
+        return None;
     }
     Some(rows)
+}
+
+/// The line of `text` from `start` to `end` (its separators' offsets in `ends`) made a row, unless
+/// it is blank; false when it runs past `record_limit`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn end_line(
+    columns: &Columns,
+    text: &str,
+    start: usize,
+    end: usize,
+    record_limit: usize,
+    control: bool,
+    ends: &mut Vec<usize>,
+    rows: &mut Vec<RawRow>,
+) -> bool {
+    if end > start {
+        if end - start > record_limit {
+            return false;
+        }
+        // Line breaks and commas are ASCII: every cut falls between characters.
+        let line = &text[start..end];
+        ends.push(line.len());
+        let record = Line { text: line, ends };
+        rows.push(make_row(columns, record_row(rows.len() as u64), control, &record));
+    }
+    ends.clear();
+    true
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` (little-endian) that is a comma or below 0x0E (a line
+/// break, or a control byte `make_row` looks at): exact for every byte, with no carry between
+/// bytes.
+#[inline]
+fn marked(word: u64) -> u64 {
+    // A byte is below 0x0E when its low seven bits plus 0x72 stay below 0x80 and its high bit is clear.
+    let below = !(((word & LOWS) + ONES * 0x72) | word) & HIGHS;
+    let commas = word ^ (ONES * u64::from(b','));
+    let comma = !(((commas & LOWS) + LOWS) | commas) & HIGHS;
+    below | comma
+}
+
+fn marked_byte(byte: u8) -> bool {
+    byte == b',' || byte < 0x0E
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_word_marks_exactly_its_commas_and_low_bytes(word in any::<[u8; 8]>()) {
+            let marks = marked(u64::from_le_bytes(word));
+            for (index, &byte) in word.iter().enumerate() {
+                prop_assert_eq!(marks >> (index * 8 + 7) & 1 == 1, marked_byte(byte), "byte {} of {:?}", index, word);
+            }
+            prop_assert_eq!(marks & !HIGHS, 0);
+        }
+    }
 }

@@ -121,11 +121,13 @@ impl<'a> Vars<'a> {
     }
 }
 
-/// The result of the order-free part of classification.
+/// The result of the order-free part of classification. A rejection is boxed: rare, and every
+/// row's draft is handed between threads, so its size costs every row.
 pub enum Draft {
-    Rejected(Rejection),
+    Rejected(Box<Rejection>),
     Valid {
-        phone: FieldText,
+        /// The number as it is kept, when the row's phone is not already written so.
+        phone: Option<FieldText>,
         lane: Lane,
         measure: Option<u32>,
     },
@@ -235,32 +237,41 @@ impl Screen {
             chunk: None,
         };
         match draft {
-            Draft::Rejected(rejection) => unsent(row, Fate::Rejected(rejection)),
+            Draft::Rejected(rejection) => unsent(row, Fate::Rejected(*rejection)),
             Draft::Valid { phone, lane, measure } => {
-                if self.suppresses(&phone) {
-                    unsent(row, Fate::Suppressed)
-                } else if let Some(mark) = self.capped.as_ref().and_then(|capped| capped.lookup(&phone)) {
-                    unsent(row, Fate::Capped(mark))
-                } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(&phone)) {
-                    unsent(row, Fate::Duplicate)
+                // The number as it is kept: the row's own when it was written so.
+                let kept = phone.as_deref().or(row.phone.as_deref()).unwrap_or_default();
+                let unsent_fate = if self.suppresses(kept) {
+                    Some(Fate::Suppressed)
+                } else if let Some(mark) = self.capped.as_ref().and_then(|capped| capped.lookup(kept)) {
+                    Some(Fate::Capped(mark))
+                } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(kept)) {
+                    Some(Fate::Duplicate)
                 } else {
-                    let reference = RowRef {
-                        row: row.row,
-                        phone: None,
-                        name: None,
-                    };
-                    let recipient = Recipient {
-                        row: row.row,
-                        phone,
-                        name: row.name.take(),
-                        vars: std::mem::take(&mut row.vars),
-                        lane,
-                        measure,
-                    };
-                    PlannedRow {
-                        row: reference,
-                        fate: Fate::Valid(recipient),
-                        chunk: None,
+                    None
+                };
+                match unsent_fate {
+                    Some(fate) => unsent(row, fate),
+                    None => {
+                        let phone = phone.or_else(|| row.phone.take()).unwrap_or_default();
+                        let reference = RowRef {
+                            row: row.row,
+                            phone: None,
+                            name: None,
+                        };
+                        let recipient = Recipient {
+                            row: row.row,
+                            phone,
+                            name: row.name.take(),
+                            vars: std::mem::take(&mut row.vars),
+                            lane,
+                            measure,
+                        };
+                        PlannedRow {
+                            row: reference,
+                            fate: Fate::Valid(recipient),
+                            chunk: None,
+                        }
                     }
                 }
             }
@@ -316,16 +327,16 @@ impl Drafter {
     }
 
     fn reject(&self, reason: RejectReason, column: &str, detail: impl Into<String>) -> Draft {
-        Draft::Rejected(Rejection {
+        Draft::Rejected(Box::new(Rejection {
             reason,
             column: column.to_string(),
             detail: detail.into(),
-        })
+        }))
     }
 
     /// Everything about a row that does not depend on the rows before it.
     fn draft_row(&self, row: &RawRow, buffer: &mut String) -> Draft {
-        if let Some(unreadable) = &row.unreadable {
+        if let Some(unreadable) = row.unreadable.as_deref() {
             let reason = match unreadable {
                 Unreadable::Ragged { .. } => RejectReason::Ragged,
                 Unreadable::NotText { .. } => RejectReason::NotText,
@@ -335,7 +346,7 @@ impl Drafter {
             };
             return self.reject(reason, unreadable.column(), unreadable.to_string());
         }
-        let phone = match row.phone.as_deref().map(phone::normalize) {
+        let phone = match row.phone.as_deref().map(phone::normalize_unless_kept) {
             None | Some(Err(PhoneError::Empty)) => {
                 return self.reject(RejectReason::PhoneMissing, &self.phone_column, "empty")
             }
@@ -506,7 +517,7 @@ mod tests {
             Draft::Rejected(rejection) if rejection.reason == RejectReason::VariableMissing => {
                 Err((rejection.reason, rejection.detail.replace(" has no value", "")))
             }
-            Draft::Rejected(rejection) => Err((rejection.reason, rejection.detail)),
+            Draft::Rejected(rejection) => Err((rejection.reason, rejection.detail.clone())),
         }
     }
 

@@ -35,11 +35,11 @@ fn read_all(bytes: &[u8], encoding: Encoding) -> (Vec<RawRow>, &'static str) {
     (all, rows.encoding())
 }
 
-fn not_text(column: &str, detail: &str) -> Option<Unreadable> {
-    Some(Unreadable::NotText {
+fn not_text(column: &str, detail: &str) -> Option<Box<Unreadable>> {
+    Some(Box::new(Unreadable::NotText {
         column: column.into(),
         detail: detail.into(),
-    })
+    }))
 }
 
 #[test]
@@ -114,11 +114,11 @@ fn ragged_rows_are_marked_with_their_counts_and_the_rows_after_them_still_read()
     );
     assert_eq!(rows.len(), 3);
     let ragged = |fields, column: &str| {
-        Some(Unreadable::Ragged {
+        Some(Box::new(Unreadable::Ragged {
             fields,
             expected: 3,
             column: column.into(),
-        })
+        }))
     };
     assert_eq!(rows[0].unreadable, ragged(2, "order"));
     assert_eq!(rows[1].unreadable, ragged(4, "column 4 (beyond the header)"));
@@ -133,11 +133,11 @@ fn a_field_over_the_cap_in_a_record_that_ends_is_rejected_as_a_row() {
     let rows = read_all_capped(text.as_bytes(), Encoding::Auto, 64).unwrap();
     assert_eq!(
         rows[0].unreadable,
-        Some(Unreadable::FieldTooLarge {
+        Some(Box::new(Unreadable::FieldTooLarge {
             column: "order".into(),
             bytes: 100,
             limit: 64
-        })
+        }))
     );
     assert_eq!(rows[0].vars.as_slice(), [None]);
     assert_eq!(rows[1].unreadable, None);
