@@ -27,13 +27,28 @@ pub fn euc_kr_len(text: &str) -> Result<usize, Unencodable> {
     }
     // Fast path: code page 949 encodes ASCII in 1 byte and every modern Hangul syllable
     // (U+AC00 to U+D7A3, all 11,172 of them) in 2. Anything else goes through the encoder.
+    // Read as bytes: a syllable is three bytes led by 0xEA to 0xED (the text is UTF-8, so two
+    // continuation bytes follow such a lead).
+    let bytes = text.as_bytes();
     let mut total = 0usize;
-    for character in text.chars() {
-        match character {
-            '\0'..='\x7F' => total += 1,
-            '\u{AC00}'..='\u{D7A3}' => total += 2,
-            _ => return euc_kr_len_encoded(text),
+    let mut at = 0;
+    while let Some(&lead) = bytes.get(at) {
+        if lead < 0x80 {
+            total += 1;
+            at += 1;
+            continue;
         }
+        if (0xEA..=0xED).contains(&lead) {
+            let point = (u32::from(lead & 0x0F) << 12)
+                | (u32::from(bytes[at + 1] & 0x3F) << 6)
+                | u32::from(bytes[at + 2] & 0x3F);
+            if (0xAC00..=0xD7A3).contains(&point) {
+                total += 2;
+                at += 3;
+                continue;
+            }
+        }
+        return euc_kr_len_encoded(text);
     }
     Ok(total)
 }

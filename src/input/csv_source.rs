@@ -11,7 +11,8 @@ use super::decode::Cp949Reader;
 use super::raw_record::{self, QuoteFault};
 use super::record_window::{RecordWindow, CHUNK_BYTES};
 use super::{
-    locate, record_row, sheet_row, text_problem, ColumnSpec, FieldText, InputError, RawRow, RowSource, Unreadable,
+    locate, record_row, sheet_row, text_problem, ColumnSpec, FieldText, FieldValues, InputError, RawRow, RowSource,
+    Unreadable,
 };
 use crate::campaign::Encoding;
 use std::fs::File;
@@ -248,7 +249,10 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
     };
     let phone = field(columns.phone);
     let name = columns.name.and_then(&mut field);
-    let vars = columns.vars.iter().map(|&i| field(i)).collect();
+    let mut vars = FieldValues::new();
+    for &index in &columns.vars {
+        vars.push(field(index));
+    }
     RawRow {
         row,
         phone,
