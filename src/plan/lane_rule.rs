@@ -98,6 +98,7 @@ pub(super) enum Unit {
 }
 
 impl Unit {
+    #[inline]
     pub(super) fn size(self, text: &str) -> Result<usize, Unencodable> {
         match self {
             Unit::Chars => Ok(text.chars().count()),
