@@ -23,6 +23,9 @@ const GZIP: i32 = 2;
 const DATA_PAGE: i32 = 0;
 const DICTIONARY_PAGE: i32 = 2;
 const DATA_PAGE_V2: i32 = 3;
+/// The most a page is decompressed to: writers make pages of about a megabyte; a header saying
+/// more than this is damage, and a few bytes of gzip can expand a thousandfold.
+const MAX_PAGE_BYTES: u64 = 256 * 1024 * 1024;
 /// The first page header read is this long; a longer one (large statistics) is read again whole.
 const FIRST_HEADER_READ: u64 = 4096;
 
@@ -402,15 +405,23 @@ impl Page {
 /// The bytes a compressed part's gzip members hold, all of them, checked against the size its
 /// page header gives.
 fn expanded(compressed: &Compressed, members: &[u8]) -> Result<Vec<u8>, String> {
+    if compressed.expanded > MAX_PAGE_BYTES {
+        return Err(format!(
+            "its header says it holds {} bytes, more than a page is read ({MAX_PAGE_BYTES})",
+            compressed.expanded
+        ));
+    }
     let mut expanded = Vec::new();
     MultiGzDecoder::new(members)
         .take(compressed.expanded + 1)
         .read_to_end(&mut expanded)
         .map_err(|e| format!("its gzip members: {e}"))?;
-    if expanded.len() as u64 != compressed.expanded {
+    let held = expanded.len() as u64;
+    if held != compressed.expanded {
+        let more = if held > compressed.expanded { "more than " } else { "" };
         return Err(format!(
-            "its gzip members hold {} bytes, its header says {}",
-            expanded.len(),
+            "its gzip members hold {more}{} bytes, its header says {}",
+            held.min(compressed.expanded),
             compressed.expanded
         ));
     }
@@ -526,6 +537,28 @@ mod tests {
         let part = page(true).compressed_part().unwrap();
         assert_eq!((part.skip, part.length, part.expanded), (6, 34, 94));
         assert!(page(false).compressed_part().is_none());
+    }
+
+    #[test]
+    fn a_page_claiming_more_than_a_page_holds_is_refused_before_it_is_expanded() {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+        encoder.write_all(&[0u8; 1024]).unwrap();
+        let members = encoder.finish().unwrap();
+        let claim = |expanded| Compressed {
+            skip: 0,
+            length: members.len() as u64,
+            expanded,
+        };
+        let error = expanded(&claim(MAX_PAGE_BYTES + 1), &members).unwrap_err();
+        assert!(error.contains("more than a page is read"), "{error}");
+        assert_eq!(expanded(&claim(1024), &members).unwrap(), vec![0u8; 1024]);
+        let error = expanded(&claim(1000), &members).unwrap_err();
+        assert!(
+            error.contains("hold more than 1000 bytes, its header says 1000"),
+            "{error}"
+        );
+        let error = expanded(&claim(2000), &members).unwrap_err();
+        assert!(error.contains("hold 1024 bytes, its header says 2000"), "{error}");
     }
 
     proptest! {
