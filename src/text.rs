@@ -24,8 +24,8 @@ pub struct Unencodable {
 #[inline]
 pub fn euc_kr_len(text: &str) -> Result<usize, Unencodable> {
     // Fast path: code page 949 encodes ASCII in 1 byte and every modern Hangul syllable
-    // (U+AC00 to U+D7A3, all 11,172 of them) in 2. Anything else goes through the encoder.
-    // Read as bytes: a syllable is three bytes led by 0xEA to 0xED (the text is UTF-8, so two
+    // (U+AC00 to U+D7A3, all 11,172 of them) in 2; anything else goes through the encoder. Read as
+    // bytes: a syllable is three bytes led by 0xEA to 0xED (the text is UTF-8, so two
     // continuation bytes follow such a lead).
     let bytes = text.as_bytes();
     let mut total = 0usize;

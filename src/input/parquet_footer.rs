@@ -163,8 +163,8 @@ impl Footer {
     }
 
     /// The footer as polars reads it.
-    pub fn metadata(&self) -> Result<FileMetadata, String> {
-        polars_parquet::parquet::read::deserialize_metadata(polars_buffer::Buffer::from(self.bytes.clone()))
+    pub fn into_metadata(self) -> Result<FileMetadata, String> {
+        polars_parquet::parquet::read::deserialize_metadata(polars_buffer::Buffer::from(self.bytes))
             .map_err(|e| e.to_string())
     }
 

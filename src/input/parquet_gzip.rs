@@ -62,35 +62,36 @@ mod id {
 /// page of `footer` (the footer of the mapped columns) holds several members.
 pub fn mended_copy(path: &Path, footer: &Footer) -> Result<Option<(NamedTempFile, Footer)>, String> {
     let mut file = File::open(path).map_err(|e| e.to_string())?;
-    let file_length = file.metadata().map_err(|e| e.to_string())?.len();
     let (fields, _) = thrift_compact::read_struct(footer.bytes(), |_| false).map_err(|e| e.to_string())?;
     // Which chunks have a page of several members, in order; looked for on a copy of the fields,
     // which the walk changes.
     let mut several = Vec::new();
-    for_each_chunk(&mut fields.clone(), file_length, |chunk, _| {
+    for_each_chunk(&mut fields.clone(), length_of(&file)?, |chunk, _| {
         several.push(chunk.codec == GZIP && chunk.has_several_members(&mut file)?);
         Ok(0)
     })?;
     if !several.contains(&true) {
         return Ok(None);
     }
-    let (copy, footer) = copied(path, footer, &several, expanded, true)?;
-    Ok(Some((copy, footer)))
+    copied(&mut file, fields, &several, expanded, true).map(Some)
 }
 
-/// A copy of the chunks of `footer` with the compressed part of each page of the chunks
-/// `rewritten` (in footer order) replaced by what `rewrite` makes of it, and its footer; with
-/// `now_uncompressed`, `rewrite` decompresses and those chunks are declared UNCOMPRESSED.
+fn length_of(file: &File) -> Result<u64, String> {
+    Ok(file.metadata().map_err(|e| e.to_string())?.len())
+}
+
+/// A copy of the chunks of `file` its footer's `fields` name, with the compressed part of each
+/// page of the chunks `rewritten` (in footer order) replaced by what `rewrite` makes of it, and
+/// its footer; with `now_uncompressed`, `rewrite` decompresses and those chunks are declared
+/// UNCOMPRESSED.
 fn copied(
-    path: &Path,
-    footer: &Footer,
+    file: &mut File,
+    mut fields: Vec<Field<'_>>,
     rewritten: &[bool],
     rewrite: impl Fn(&Compressed, &[u8]) -> Result<Vec<u8>, String>,
     now_uncompressed: bool,
 ) -> Result<(NamedTempFile, Footer), String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
-    let file_length = file.metadata().map_err(|e| e.to_string())?.len();
-    let (mut fields, _) = thrift_compact::read_struct(footer.bytes(), |_| false).map_err(|e| e.to_string())?;
+    let file_length = length_of(file)?;
     let mut rewritten = rewritten.iter();
     let copy = NamedTempFile::new().map_err(|e| format!("a temporary copy could not be made: {e}"))?;
     let mut out = BufWriter::new(copy.as_file());
@@ -100,10 +101,10 @@ fn copied(
         let start = written;
         let rewrite_this = rewritten.next().copied().unwrap_or(false);
         let data_page_offset = if rewrite_this {
-            chunk.rewritten(&mut file, &mut out, &mut written, &rewrite, now_uncompressed)?
+            chunk.rewritten(file, &mut out, &mut written, &rewrite, now_uncompressed)?
         } else {
             file.seek(SeekFrom::Start(chunk.start)).map_err(|e| e.to_string())?;
-            let copied = std::io::copy(&mut (&mut file).take(chunk.length), &mut out).map_err(|e| e.to_string())?;
+            let copied = std::io::copy(&mut (&mut *file).take(chunk.length), &mut out).map_err(|e| e.to_string())?;
             if copied != chunk.length {
                 return Err(format!(
                     "{}: the column chunk runs past the end of the file",
@@ -469,7 +470,9 @@ mod tests {
             .finish(&mut frame)
             .unwrap();
         let footer = Footer::read(&single).ok().unwrap().kept(&[0, 1, 2]).unwrap();
-        let (split, _) = copied(&single, &footer, &[true; 64], in_two_members, false).unwrap();
+        let (fields, _) = thrift_compact::read_struct(footer.bytes(), |_| false).unwrap();
+        let mut file = File::open(&single).unwrap();
+        let (split, _) = copied(&mut file, fields, &[true; 64], in_two_members, false).unwrap();
         let split_path = dir.join("split.parquet");
         std::fs::copy(split.path(), &split_path).unwrap();
         (single, split_path)

@@ -122,7 +122,7 @@ impl ParquetRows {
             None => (None, kept),
         };
         let mut metadata = guarded(path, || {
-            kept.metadata()
+            kept.into_metadata()
                 .map_err(|message| polars_err!(ComputeError: "{message}"))
         })?;
         // The Arrow types the mapped columns are read as: the file's (its ARROW:schema's when it

@@ -18,10 +18,13 @@ fn split(digits: &str) -> Option<(usize, usize, usize)> {
         return None;
     }
     let third = bytes[2].wrapping_sub(b'0');
+    if third > 9 {
+        return None;
+    }
     let mut index = 0usize;
     for &byte in &bytes[3..] {
         let digit = byte.wrapping_sub(b'0');
-        if digit > 9 || third > 9 {
+        if digit > 9 {
             return None;
         }
         index = index * 10 + usize::from(digit);

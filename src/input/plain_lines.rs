@@ -1,6 +1,6 @@
 //! Blocks of a CSV file with no quote in them, split without the csv state machine: with no quote, every line break ends a record and every comma ends a field, exactly as the csv crate reads them.
 //!
-//! Most recipient lists quote nothing, and splitting on line breaks and commas with `memchr`
+//! Most recipient lists quote nothing, and finding line breaks and commas eight bytes at a time
 //! takes a fraction of what the csv crate's byte-at-a-time parser does. The row each record
 //! becomes is made by the same `make_row` as the csv reader's, so only the splitting differs; the
 //! property tests read files in blocks and in one piece and compare the rows.

@@ -250,29 +250,25 @@ impl Screen {
                 } else {
                     None
                 };
-                match unsent_fate {
-                    Some(fate) => unsent(row, fate),
-                    None => {
-                        let phone = phone.or_else(|| row.phone.take()).unwrap_or_default();
-                        let reference = RowRef {
-                            row: row.row,
-                            phone: None,
-                            name: None,
-                        };
-                        let recipient = Recipient {
-                            row: row.row,
-                            phone,
-                            name: row.name.take(),
-                            vars: std::mem::take(&mut row.vars),
-                            lane,
-                            measure,
-                        };
-                        PlannedRow {
-                            row: reference,
-                            fate: Fate::Valid(recipient),
-                            chunk: None,
-                        }
-                    }
+                if let Some(fate) = unsent_fate {
+                    return unsent(row, fate);
+                }
+                let recipient = Recipient {
+                    row: row.row,
+                    phone: phone.or_else(|| row.phone.take()).unwrap_or_default(),
+                    name: row.name.take(),
+                    vars: std::mem::take(&mut row.vars),
+                    lane,
+                    measure,
+                };
+                PlannedRow {
+                    row: RowRef {
+                        row: row.row,
+                        phone: None,
+                        name: None,
+                    },
+                    fate: Fate::Valid(recipient),
+                    chunk: None,
                 }
             }
         }
