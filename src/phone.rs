@@ -29,7 +29,7 @@ pub fn normalize_unless_kept(raw: &str) -> Result<Option<crate::input::FieldText
     }
     if is_mobile(trimmed) {
         // Written as it is kept: nothing to take out or put back.
-        return Ok((trimmed.len() != raw.len()).then(|| crate::input::FieldText::from(trimmed)));
+        return Ok((trimmed.len() != raw.len()).then(|| crate::input::field_text(trimmed)));
     }
     // At most 13 digits can make a mobile number (82 + 0 + 10 digits); keep them on the stack,
     // with room for the leading zero put back.
@@ -63,7 +63,7 @@ pub fn normalize_unless_kept(raw: &str) -> Result<Option<crate::input::FieldText
     };
     let out = std::str::from_utf8(&digits[from..count]).expect("ASCII digits");
     if is_mobile(out) {
-        Ok(Some(crate::input::FieldText::from(out)))
+        Ok(Some(crate::input::field_text(out)))
     } else {
         Err(PhoneError::NotMobile)
     }

@@ -235,7 +235,7 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
             Err(_) => "bytes that are not UTF-8 text",
             Ok(text) if columns.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
             Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
-                None => return Some(FieldText::from(text)),
+                None => return Some(super::field_text(text)),
                 Some(problem) => problem,
             },
         };

@@ -201,7 +201,7 @@ fn text_cell(value: Option<&str>) -> Cell {
 fn checked(value: &str) -> Cell {
     match text_problem(value) {
         Some(problem) => Err(problem),
-        None => Ok(Some(FieldText::from(value))),
+        None => Ok(Some(super::field_text(value))),
     }
 }
 
