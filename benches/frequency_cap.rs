@@ -162,7 +162,7 @@ fn phase(dir: &Path, phase: Phase) {
         &campaign,
         &dir.join("rejects.csv"),
         &msgbatch::engine::events::Ignore,
-        |_| {},
+        None,
     )
     .unwrap();
     assert!(scan.balanced());

@@ -217,7 +217,7 @@ fn check(records: &[Record], suppressed: &[String], capped: &[String], chunk_siz
 
     // rejects.csv holds exactly the rejected rows and those the cap held back, each with a reason.
     let rejects = dir.path().join("rejects.csv");
-    let again = plan::account(&campaign, &rejects, |_| {}, |_| {}).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let again = plan::account(&campaign, &rejects, |_| {}, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(&again, &scan);
     let mut reader = csv::Reader::from_path(&rejects).unwrap();
     let headers = reader.headers().unwrap().clone();
@@ -236,6 +236,16 @@ fn check(records: &[Record], suppressed: &[String], capped: &[String], chunk_siz
         .map(|r| r.row.row)
         .collect();
     prop_assert_eq!(rejected_rows, expected);
+
+    // The accounting that only counts most rows (no one to see them) is the accounting that
+    // builds every row for a preview: the same totals and the same rejects.csv.
+    let inspected = dir.path().join("rejects-inspected.csv");
+    let mut seen = 0u64;
+    let with_every_row = plan::account(&campaign, &inspected, |_| {}, Some(&mut |_: &PlannedRow| seen += 1))
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&with_every_row, &scan);
+    prop_assert_eq!(seen, scan.rows);
+    prop_assert_eq!(std::fs::read(&inspected).unwrap(), std::fs::read(&rejects).unwrap());
     Ok(())
 }
 
@@ -251,4 +261,45 @@ proptest! {
     ) {
         check(&records, &suppressed, &capped, chunk_size)?;
     }
+}
+
+/// The fallbacks of a notification campaign with prices are counted from each valid row's filled
+/// text, so the accounting builds every row for them, and counts each row's class once.
+#[test]
+fn the_accounting_alone_counts_each_valid_rows_fallback_by_its_filled_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut people = String::from("phone,name\n");
+    for serial in 0..40 {
+        // Every fifth name is long enough to push the fallback text past an SMS.
+        let name = if serial % 5 == 0 {
+            "가".repeat(60)
+        } else {
+            format!("고객{serial}")
+        };
+        people.push_str(&format!("0104000{serial:04},{name}\n"));
+    }
+    people.push_str("01040000001,중복\n02-555-0000,유선\n");
+    std::fs::write(dir.path().join("people.csv"), people).unwrap();
+    let text = "kind = \"alimtalk\"\n[credentials]\ngroup_id = \"demo\"\n[message]\nservice = 1001\n\
+                template = \"ORDER_SHIPPED\"\ntext = \"#{이름}님, 주문하신 상품이 발송되었습니다.\"\nalter = true\n\
+                callback_no = \"0212345678\"\n[recipients]\npath = \"people.csv\"\nname = \"name\"\n\
+                [prices]\nalimtalk = 8\nfallback_sms = 9\nfallback_lms = 30\n";
+    let path = dir.path().join("campaign.toml");
+    std::fs::write(&path, text).unwrap();
+    let campaign = Campaign::load(&path).unwrap();
+
+    let mut recorder = Recorder::default();
+    plan::walk(&campaign, &mut recorder).unwrap();
+    let mut expected: BTreeMap<_, u64> = BTreeMap::new();
+    for planned in &recorder.rows {
+        if let Fate::Valid(recipient) = &planned.fate {
+            *expected
+                .entry(plan::billing::fallback_class(&campaign, recipient).unwrap())
+                .or_default() += 1;
+        }
+    }
+    let scan = plan::account(&campaign, &dir.path().join("rejects.csv"), |_| {}, None).unwrap();
+    assert_eq!((scan.valid, scan.duplicates, scan.rejected), (40, 1, 1));
+    assert_eq!(expected.len(), 2, "both fallback classes occur: {expected:?}");
+    assert_eq!(scan.fallbacks, expected);
 }

@@ -48,11 +48,11 @@ pub fn validate(
     let campaign = Campaign::load(path)?;
     let rejects = rejects.unwrap_or_else(|| default_rejects_path(&campaign));
     let mut previews = preview.map(|n| Previews::new(&campaign, n));
-    let scan = engine::validate_with(&campaign, &rejects, &Terminal::new(json), |row| {
-        if let Some(previews) = &mut previews {
-            previews.see(row);
-        }
-    })?;
+    let mut see = previews
+        .as_mut()
+        .map(|previews| move |row: &crate::plan::PlannedRow| previews.see(row));
+    let inspect = see.as_mut().map(|see| see as &mut dyn FnMut(&crate::plan::PlannedRow));
+    let scan = engine::validate_with(&campaign, &rejects, &Terminal::new(json), inspect)?;
     let preview = previews.map(Previews::finish);
     let quiet_hours_now = QuietWindow::in_force_now(&campaign);
     let chunks = scan.chunks_by_lane(&campaign);

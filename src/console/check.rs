@@ -37,7 +37,7 @@ pub fn check(
     let found = if record.recipients.is_none() {
         Err("no recipients file yet: upload one on the edit page".to_string())
     } else {
-        engine::validate_with(&campaign, &rejects, &Ignore, |row| previews.see(row)).map_err(|error| {
+        engine::validate_with(&campaign, &rejects, &Ignore, Some(&mut |row| previews.see(row))).map_err(|error| {
             let text: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
             super::error::without_server_paths(&crate::phone::mask_phones(&text.join(": ")))
         })

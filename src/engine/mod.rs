@@ -172,15 +172,15 @@ fn check_estimate(scan: &Scan, limit: Option<i64>) -> Result<()> {
 
 /// `msgbatch validate`: the whole accounting without sending; rejects go to `rejects_path`.
 pub fn validate(campaign: &Campaign, rejects_path: &Path, events: &dyn Sink) -> Result<Scan> {
-    validate_with(campaign, rejects_path, events, |_| {})
+    validate_with(campaign, rejects_path, events, None)
 }
 
-/// As [`validate`], with every planned row shown to `inspect` (for previews).
+/// As [`validate`], with every planned row shown to `inspect` when given (for previews).
 pub fn validate_with(
     campaign: &Campaign,
     rejects_path: &Path,
     events: &dyn Sink,
-    inspect: impl FnMut(&plan::PlannedRow),
+    inspect: Option<&mut dyn FnMut(&plan::PlannedRow)>,
 ) -> Result<Scan> {
     let started = std::time::Instant::now();
     let mut rows = 0;

@@ -1,6 +1,6 @@
 //! The accounting of a whole input (`rows = rejected + suppressed + capped + duplicates + valid`), the validator's warnings, and `rejects.csv` (its texts marked for spreadsheets).
 
-use super::classify::{Fate, Rejection};
+use super::classify::{Counted, Rejection};
 use super::PlanError;
 use crate::api::ledger::BillingClass;
 use crate::campaign::{Campaign, Kind, Lane};
@@ -68,22 +68,24 @@ impl Scan {
     }
 
     /// Counts one row's fate.
-    pub fn count(&mut self, fate: &Fate) {
+    pub fn count(&mut self, fate: Counted) {
         self.rows += 1;
         match fate {
-            Fate::Rejected(rejection) => {
+            Counted::Rejected(reason) => {
                 self.rejected += 1;
-                *self
-                    .rejected_by_reason
-                    .entry(rejection.reason.as_str().to_string())
-                    .or_default() += 1;
+                match self.rejected_by_reason.get_mut(reason.as_str()) {
+                    Some(count) => *count += 1,
+                    None => {
+                        self.rejected_by_reason.insert(reason.as_str().to_string(), 1);
+                    }
+                }
             }
-            Fate::Suppressed => self.suppressed += 1,
-            Fate::Capped(_) => self.capped += 1,
-            Fate::Duplicate => self.duplicates += 1,
-            Fate::Valid(recipient) => {
+            Counted::Suppressed => self.suppressed += 1,
+            Counted::Capped => self.capped += 1,
+            Counted::Duplicate => self.duplicates += 1,
+            Counted::Valid(lane) => {
                 self.valid += 1;
-                *self.per_lane.entry(recipient.lane).or_default() += 1;
+                *self.per_lane.entry(lane).or_default() += 1;
             }
         }
     }

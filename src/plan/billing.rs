@@ -217,6 +217,11 @@ impl FallbackCounter {
         }
     }
 
+    /// Whether there is anything to count: a fallback text, and prices.
+    pub fn counts(&self) -> bool {
+        self.template.is_some()
+    }
+
     pub fn count(&self, campaign: &Campaign, recipient: &Recipient, scan: &mut Scan) {
         let Some(template) = &self.template else { return };
         if !matches!(recipient.lane, Lane::Alimtalk | Lane::Brand | Lane::Gateway) {

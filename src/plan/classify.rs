@@ -224,6 +224,24 @@ impl Screen {
             .collect()
     }
 
+    /// Whether a valid draft's number is held back, and why: listed for suppression (or opted
+    /// out), held back by the frequency cap, or seen before. The one screening rule; it runs on
+    /// every valid row in input order, so that the first occurrence of a number is the one kept.
+    #[inline]
+    fn held_back(&mut self, row: &RawRow, phone: Option<&FieldText>) -> Option<Fate> {
+        // The number as it is kept: the row's own when it was written so.
+        let kept = phone.or(row.phone.as_ref()).map_or("", FieldText::as_str);
+        if self.suppresses(kept) {
+            Some(Fate::Suppressed)
+        } else if let Some(mark) = self.capped.as_ref().and_then(|capped| capped.lookup(kept)) {
+            Some(Fate::Capped(mark))
+        } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(kept)) {
+            Some(Fate::Duplicate)
+        } else {
+            None
+        }
+    }
+
     /// The fate of the next drafted row in input order, as a planned row whose chunk is still
     /// to be placed. A valid row's fields move into its `Recipient`; the others keep their phone
     /// and name in the `RowRef`. The row is emptied field by field and the planned row built in
@@ -231,26 +249,10 @@ impl Screen {
     /// every row on the one thread that keeps the input order.
     #[inline]
     pub fn settle_row(&mut self, row: &mut RawRow, draft: Draft) -> PlannedRow {
-        let unsent = |row: &mut RawRow, fate: Fate| PlannedRow {
-            row: RowRef::unsent(row),
-            fate,
-            chunk: None,
-        };
         match draft {
             Draft::Rejected(rejection) => unsent(row, Fate::Rejected(*rejection)),
             Draft::Valid { phone, lane, measure } => {
-                // The number as it is kept: the row's own when it was written so.
-                let kept = phone.as_deref().or(row.phone.as_deref()).unwrap_or_default();
-                let unsent_fate = if self.suppresses(kept) {
-                    Some(Fate::Suppressed)
-                } else if let Some(mark) = self.capped.as_ref().and_then(|capped| capped.lookup(kept)) {
-                    Some(Fate::Capped(mark))
-                } else if self.seen.as_mut().is_some_and(|seen| !seen.insert(kept)) {
-                    Some(Fate::Duplicate)
-                } else {
-                    None
-                };
-                if let Some(fate) = unsent_fate {
+                if let Some(fate) = self.held_back(row, phone.as_ref()) {
                     return unsent(row, fate);
                 }
                 let recipient = Recipient {
@@ -271,6 +273,61 @@ impl Screen {
                     chunk: None,
                 }
             }
+        }
+    }
+
+    /// As [`Screen::settle_row`] for a plan that only accounts: a row with a line in rejects.csv
+    /// (rejected, held back by the frequency cap) is planned; any other is only counted, and
+    /// nothing is moved out of it.
+    #[inline]
+    pub fn settle_or_count(&mut self, row: &mut RawRow, draft: Draft) -> Settled {
+        let Draft::Valid { phone, lane, .. } = &draft else {
+            return Settled::Planned(Box::new(self.settle_row(row, draft)));
+        };
+        match self.held_back(row, phone.as_ref()) {
+            None => Settled::Counted(Counted::Valid(*lane)),
+            Some(Fate::Capped(mark)) => Settled::Planned(Box::new(unsent(row, Fate::Capped(mark)))),
+            Some(fate) => Settled::Counted(fate.counted()),
+        }
+    }
+}
+
+/// A row that is not sent keeps its phone and name as the file has them.
+fn unsent(row: &mut RawRow, fate: Fate) -> PlannedRow {
+    PlannedRow {
+        row: RowRef::unsent(row),
+        fate,
+        chunk: None,
+    }
+}
+
+/// What [`Screen::settle_or_count`] makes of a row.
+pub enum Settled {
+    /// Counted alone: what the accounting needs of its fate.
+    Counted(Counted),
+    /// Boxed: rare (rejected, held back by the cap), and the common answer is a few bytes.
+    Planned(Box<PlannedRow>),
+}
+
+/// What the accounting needs of a row's fate (see `Scan::count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    Rejected(RejectReason),
+    Suppressed,
+    Capped,
+    Duplicate,
+    Valid(Lane),
+}
+
+impl Fate {
+    /// What the accounting counts of this fate.
+    pub fn counted(&self) -> Counted {
+        match self {
+            Fate::Rejected(rejection) => Counted::Rejected(rejection.reason),
+            Fate::Suppressed => Counted::Suppressed,
+            Fate::Capped(_) => Counted::Capped,
+            Fate::Duplicate => Counted::Duplicate,
+            Fate::Valid(recipient) => Counted::Valid(recipient.lane),
         }
     }
 }

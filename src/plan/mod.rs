@@ -2,7 +2,8 @@
 //!
 //! `walk` reads the recipients once, in input order, classifies each row (rejected, suppressed,
 //! held back by the frequency cap, duplicate or valid in a lane), places every valid row in its chunk, and hands the visitor each
-//! [`PlannedRow`] and each chunk as it closes, with the identity that recognises it again.
+//! [`PlannedRow`] and each chunk as it closes, with the identity that recognises it again (a
+//! visitor that only accounts is handed only the rows rejects.csv lists: `Visitor::every_row`).
 //! Nothing else classifies a row, cuts a chunk or picks a billing class.
 
 mod accounting;
@@ -16,7 +17,9 @@ mod rejection;
 
 pub use accounting::{warnings, AdvertisingWarning, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};
-pub use classify::{Classifier, Draft, Drafter, Fate, Recipient, RejectReason, Rejection, RowRef, Screen};
+pub use classify::{
+    Classifier, Counted, Draft, Drafter, Fate, Recipient, RejectReason, Rejection, RowRef, Screen, Settled,
+};
 
 use crate::campaign::Campaign;
 use crate::input::{self, InputError, RawRow};
@@ -59,6 +62,14 @@ pub trait Visitor {
         Ok(())
     }
 
+    /// Whether `row` is to see every row. A visitor that only accounts answers false: `row` then
+    /// sees only the rows with a line in rejects.csv (rejected, held back by the frequency cap),
+    /// the others are screened and counted without being built or placed, and `chunk` is not
+    /// called. Building, handing over and dropping every row took a fifth of `validate`'s time.
+    fn every_row(&self) -> bool {
+        true
+    }
+
     /// A batch of this many rows was read (for progress).
     fn read(&mut self, _rows: u64) {}
 }
@@ -91,6 +102,8 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     } else {
         Cutter::without_digests(campaign.send.chunk_size)
     };
+    // Counting the fallbacks fills each valid row's text, so it needs the row built.
+    let every_row = visitor.every_row() || fallbacks.counts();
     // The reader thread reads and drafts (the order-free part, on every core) while this thread
     // settles each drafted batch in input order and hands its rows to the visitor.
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<(Vec<RawRow>, Vec<Draft>), InputError>>(2);
@@ -107,8 +120,18 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
                 let (mut batch, drafts) = batch.map_err(PlanError::from)?;
                 let read = batch.len() as u64;
                 for (row, draft) in batch.iter_mut().zip(drafts) {
-                    let mut planned = screen.settle_row(row, draft);
-                    scan.count(&planned.fate);
+                    let mut planned = if every_row {
+                        screen.settle_row(row, draft)
+                    } else {
+                        match screen.settle_or_count(row, draft) {
+                            Settled::Counted(counted) => {
+                                scan.count(counted);
+                                continue;
+                            }
+                            Settled::Planned(planned) => *planned,
+                        }
+                    };
+                    scan.count(planned.fate.counted());
                     let closed = match &planned.fate {
                         Fate::Valid(recipient) => {
                             fallbacks.count(campaign, recipient, &mut scan);
@@ -191,29 +214,35 @@ fn read_then_draft(
     })
 }
 
-/// Walks the plan for its accounting, writing the rejected rows to `rejects`; `inspect` sees
-/// every planned row on the way (for previews).
+/// Walks the plan for its accounting, writing the rejected rows to `rejects`; `inspect`, when
+/// given, sees every planned row on the way (for previews).
 pub fn account(
     campaign: &Campaign,
     rejects: &std::path::Path,
-    mut on_read: impl FnMut(u64),
-    mut inspect: impl FnMut(&PlannedRow),
+    on_read: impl FnMut(u64),
+    inspect: Option<&mut dyn FnMut(&PlannedRow)>,
 ) -> Result<Scan, PlanError> {
-    struct Accountant<'a, F, I> {
+    struct Accountant<'a, 'i, F> {
         rejects: RejectsWriter,
-        on_read: &'a mut F,
-        inspect: &'a mut I,
+        on_read: F,
+        /// What sees every planned row, when something does (previews).
+        inspect: Option<&'i mut dyn FnMut(&PlannedRow)>,
         phone_column: &'a str,
         cap: Option<capped::CapRule>,
         /// The line of each mark met so far: marks repeat (a few days, a few counts) and the
         /// rows held back may be half a list.
         capped_lines: std::collections::HashMap<capped::CapMark, Rejection>,
     }
-    impl<F: FnMut(u64), I: FnMut(&PlannedRow)> Visitor for Accountant<'_, F, I> {
+    impl<F: FnMut(u64)> Visitor for Accountant<'_, '_, F> {
         type Error = PlanError;
         const DIGESTS: bool = false;
+        fn every_row(&self) -> bool {
+            self.inspect.is_some()
+        }
         fn row(&mut self, row: PlannedRow) -> Result<(), PlanError> {
-            (self.inspect)(&row);
+            if let Some(inspect) = &mut self.inspect {
+                inspect(&row);
+            }
             match &row.fate {
                 Fate::Rejected(rejection) => self.rejects.write(row.row.row, rejection),
                 Fate::Capped(mark) => {
@@ -243,8 +272,8 @@ pub fn account(
     };
     let mut accountant = Accountant {
         rejects: RejectsWriter::create(rejects)?,
-        on_read: &mut on_read,
-        inspect: &mut inspect,
+        on_read,
+        inspect,
         phone_column: &campaign.recipients.phone_column,
         cap,
         capped_lines: std::collections::HashMap::new(),
