@@ -260,6 +260,11 @@ async fn the_whole_flow_in_a_real_browser() {
     assert!(held < 10, "paused before the end: {held}");
     second.screenshot(&shots, "live.png").await;
     second.click("button#resume", "Resume").await;
+    // The resume's form is posted before the browser is sent anywhere else: going to another page
+    // at once can cancel its request, and the run then waits paused.
+    second
+        .wait_text("[data-live=phase]", "the run resumes", |phase| phase != "paused")
+        .await;
     let deadline = Instant::now() + DEADLINE;
     loop {
         second.goto(&format!("/campaigns/{id}")).await;
