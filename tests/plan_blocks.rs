@@ -6,6 +6,7 @@
 mod common;
 
 use common::process::{exec, msgbatch_at, path_str, Outcome};
+use polars::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 
@@ -63,16 +64,17 @@ fn msgbatch(dir: &Path, block_bytes: &str, args: &[&str]) -> Outcome {
 
 /// `validate --json` read with `block_bytes`: the accounting and rejects.csv.
 fn validated(dir: &Path, block_bytes: &str) -> (Value, String) {
-    let rejects = dir.join(format!("rejects-{block_bytes}.csv"));
-    let json = msgbatch(
-        dir,
-        block_bytes,
-        &["validate", "campaign.toml", "--rejects", path_str(&rejects), "--json"],
-    )
-    .expect_code(0, "validate")
-    .json();
-    let mut json = json;
+    validated_as(dir, block_bytes, "campaign.toml", &[])
+}
+
+/// As [`validated`], of `campaign` with `extra` arguments (the preview itself left out).
+fn validated_as(dir: &Path, block_bytes: &str, campaign: &str, extra: &[&str]) -> (Value, String) {
+    let rejects = dir.join(format!("rejects-{campaign}-{block_bytes}-{}.csv", extra.len()));
+    let mut args = vec!["validate", campaign, "--rejects", path_str(&rejects), "--json"];
+    args.extend_from_slice(extra);
+    let mut json = msgbatch(dir, block_bytes, &args).expect_code(0, "validate").json();
     json.as_object_mut().unwrap().remove("rejects");
+    json.as_object_mut().unwrap().remove("preview");
     (json, std::fs::read_to_string(rejects).unwrap())
 }
 
@@ -123,4 +125,49 @@ fn chunks_sent_from_a_file_read_in_blocks_are_recognised_when_it_is_read_whole()
     assert!(whole["status"]["sent"].as_u64().unwrap() > 1000, "{whole:#}");
     assert_eq!(whole["status"], blocks["status"]);
     assert_eq!(whole_csv, blocks_csv, "every row joined with the same result");
+}
+
+/// The same rows as a CP949 export and as a Parquet file (the first three fields of each record),
+/// each with its campaign.
+fn copies(dir: &Path, rows: usize) -> [&'static str; 2] {
+    let text = people(rows);
+    let (cp949, _, _) = encoding_rs::EUC_KR.encode(&text);
+    std::fs::write(dir.join("people-cp949.csv"), &cp949).unwrap();
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let (mut phones, mut names, mut coupons) = (Vec::new(), Vec::new(), Vec::new());
+    for record in reader.records() {
+        let record = record.unwrap();
+        phones.push(record[0].to_string());
+        names.push(record[1].to_string());
+        coupons.push(record[2].to_string());
+    }
+    let mut frame = df!("hp" => phones, "name" => names, "coupon" => coupons).unwrap();
+    ParquetWriter::new(std::fs::File::create(dir.join("people.parquet")).unwrap())
+        .finish(&mut frame)
+        .unwrap();
+    let campaign = std::fs::read_to_string(dir.join("campaign.toml")).unwrap();
+    for (file, recipients) in [
+        ("campaign-cp949.toml", "people-cp949.csv"),
+        ("campaign-parquet.toml", "people.parquet"),
+    ] {
+        std::fs::write(dir.join(file), campaign.replace("people.csv", recipients)).unwrap();
+    }
+    ["campaign-cp949.toml", "campaign-parquet.toml"]
+}
+
+#[test]
+fn the_accounting_alone_is_the_accounting_that_builds_every_row_in_blocks_in_cp949_and_in_parquet() {
+    // `validate` drafts each row where it was read and keeps none; with a preview every row is
+    // built and settled whole. Both must count and reject the same rows.
+    let dir = setup(3000);
+    let [cp949, parquet] = copies(dir.path(), 3000);
+    for campaign in ["campaign.toml", cp949, parquet] {
+        for block_bytes in [SMALL_BLOCKS, ONE_PIECE] {
+            let alone = validated_as(dir.path(), block_bytes, campaign, &[]);
+            let built = validated_as(dir.path(), block_bytes, campaign, &["--preview", "1"]);
+            assert_eq!(alone, built, "{campaign} in blocks of {block_bytes} bytes");
+            assert_eq!(alone.0["rows"], 3000, "{campaign}: {:#}", alone.0);
+            assert!(alone.0["rejected"].as_u64().unwrap() > 0 && alone.0["duplicates"].as_u64().unwrap() > 0);
+        }
+    }
 }

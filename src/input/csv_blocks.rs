@@ -8,10 +8,13 @@
 //! shifted by what came before. A file this path is not sure of (not a regular file, small, a
 //! header with quotes or line breaks in it) is read sequentially.
 
-use super::csv_source::{encoding_name, header_name, record_limit, sniff, Columns, CsvRows, Sniffed};
+use super::csv_source::{
+    encoding_name, header_name, make_row, make_view, record_limit, sniff, Columns, CsvRows, Sniffed,
+};
 use super::decode::{Cp949Reader, NOT_CP949};
+use super::plain_lines::Line;
 use super::record_window::CHUNK_BYTES;
-use super::{locate, ordered, plain_lines, record_row, ColumnSpec, InputError, RawRow, RowSource};
+use super::{locate, ordered, plain_lines, record_row, ColumnSpec, InputError, Numbered, RawRow, RowSource, RowView};
 use crate::campaign::Encoding;
 use std::fs::File;
 use std::io::Read;
@@ -259,9 +262,9 @@ impl BlockedCsv {
     /// `placed_error`, in the order it was cut), numbered from the start of the file: a block
     /// numbers its rows as if it were the whole file, and the records before it shift each
     /// (`record_row(k) + n` is `record_row(k + n)`).
-    fn number(&mut self, mut rows: Vec<RawRow>) -> Vec<RawRow> {
+    fn number<T: Numbered>(&mut self, mut rows: Vec<T>) -> Vec<T> {
         for row in &mut rows {
-            row.row += self.rows_before;
+            row.shift_row(self.rows_before);
         }
         self.rows_before += rows.len() as u64;
         rows
@@ -304,12 +307,49 @@ impl BlockedCsv {
             },
         )
     }
+
+    /// As [`BlockedCsv::read_parallel`], handing `deliver` only what `each` made of each row, on
+    /// the worker that read it, from the row's texts where they lie in the block: no row is copied.
+    pub fn read_each<T: Numbered + Send>(
+        &mut self,
+        each: impl Fn(RowView<'_>) -> T + Sync,
+        mut deliver: impl FnMut(Vec<T>) -> bool,
+    ) -> Result<(), InputError> {
+        ordered::in_order(
+            self,
+            BlockedCsv::cut,
+            |block: Block| {
+                block.parse_each(
+                    |columns, row, control, line| each(make_view(columns, row, control, line)),
+                    |rows| rows.iter().map(|row| each(row.view())).collect(),
+                )
+            },
+            |this, parsed| {
+                let made = this.number(parsed.map_err(|error| this.placed_error(error))?);
+                Ok(made.is_empty() || deliver(made))
+            },
+        )
+    }
 }
 
 impl Block {
     /// Every row of the block, numbered as if the block were the whole file (its first record is
     /// row 2); or the error that stops the file, with its row numbered so too.
-    fn parse(mut self) -> Result<Vec<RawRow>, InputError> {
+    fn parse(self) -> Result<Vec<RawRow>, InputError> {
+        self.parse_each(
+            |columns, row, control, line| make_row(columns, row, control, line),
+            |rows| rows,
+        )
+    }
+
+    /// What `make` makes of every row of the block (see [`Block::parse`] and `plain_lines::rows`):
+    /// a block with no quote hands `make` its rows' fields where they lie; the rows the csv reader
+    /// made (they own their texts) go to `of_rows`.
+    fn parse_each<T>(
+        mut self,
+        mut make: impl FnMut(&Columns, u64, bool, &Line<'_>) -> T,
+        of_rows: impl FnOnce(Vec<RawRow>) -> Vec<T>,
+    ) -> Result<Vec<T>, InputError> {
         let bytes = if self.columns.from_cp949 {
             let mut decoded = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 2);
             Cp949Reader::new(&self.bytes[..])
@@ -325,7 +365,7 @@ impl Block {
         if !self.runaway && memchr::memchr(b'"', &bytes).is_none() {
             let plain = simdutf8::basic::from_utf8(&bytes)
                 .ok()
-                .and_then(|text| plain_lines::rows(&self.columns, text, record_limit));
+                .and_then(|text| plain_lines::rows(&self.columns, text, record_limit, &mut make));
             if let Some(rows) = plain {
                 return Ok(rows);
             }
@@ -348,7 +388,7 @@ impl Block {
                 cause: "no line break ends the record: is this a CSV file?",
             });
         }
-        Ok(rows)
+        Ok(of_rows(rows))
     }
 }
 

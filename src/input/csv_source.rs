@@ -11,8 +11,7 @@ use super::decode::Cp949Reader;
 use super::raw_record::{self, QuoteFault};
 use super::record_window::{RecordWindow, CHUNK_BYTES};
 use super::{
-    locate, record_row, sheet_row, text_problem, ColumnSpec, FieldText, FieldValues, InputError, RawRow, RowSource,
-    Unreadable,
+    locate, record_row, sheet_row, text_problem, ColumnSpec, InputError, RawRow, Row, RowSource, RowView, Unreadable,
 };
 use crate::campaign::Encoding;
 use std::fs::File;
@@ -204,6 +203,24 @@ impl Columns {
 /// (see `has_control_byte`). The one rule for what a CSV record's row holds and why it cannot be
 /// read, whichever way the record was split.
 pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &impl Fields) -> RawRow {
+    make_row_as(columns, row, suspicious, record, super::field_text)
+}
+
+/// As [`make_row`], with the row's texts borrowed from `record`.
+#[inline]
+pub(super) fn make_view<'r>(columns: &Columns, row: u64, suspicious: bool, record: &'r impl Fields) -> RowView<'r> {
+    make_row_as(columns, row, suspicious, record, |text| text)
+}
+
+/// As [`make_row`], each text made by `text_as`.
+#[inline]
+fn make_row_as<'r, T>(
+    columns: &Columns,
+    row: u64,
+    suspicious: bool,
+    record: &'r impl Fields,
+    text_as: impl Fn(&'r str) -> T,
+) -> Row<T> {
     let mut unreadable = None;
     if record.count() != columns.headers.len() {
         unreadable = Some(Box::new(Unreadable::Ragged {
@@ -227,7 +244,7 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
     }
     // A record no longer than the limit has no field over it: the common case looks at no field's length.
     let short = record.bytes().len() <= columns.max_field;
-    let mut field = |index: usize| -> Option<FieldText> {
+    let mut field = |index: usize| -> Option<T> {
         if !short && record.field(index)?.len() > columns.max_field {
             return None;
         }
@@ -235,7 +252,7 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
             Err(_) => "bytes that are not UTF-8 text",
             Ok(text) if columns.from_cp949 && text.contains('\u{FFFD}') => "bytes that are not CP949 (EUC-KR) text",
             Ok(text) => match suspicious.then(|| text_problem(text)).flatten() {
-                None => return Some(super::field_text(text)),
+                None => return Some(text_as(text)),
                 Some(problem) => problem,
             },
         };
@@ -249,11 +266,11 @@ pub(super) fn make_row(columns: &Columns, row: u64, suspicious: bool, record: &i
     };
     let phone = field(columns.phone);
     let name = columns.name.and_then(&mut field);
-    let mut vars = FieldValues::new();
+    let mut vars = smallvec::SmallVec::new();
     for &index in &columns.vars {
         vars.push(field(index));
     }
-    RawRow {
+    Row {
         row,
         phone,
         name,

@@ -1,9 +1,9 @@
 //! Reading recipients: CSV (UTF-8 or CP949), Parquet and spreadsheets (Excel, ODS), handed out in bounded batches of raw rows.
 //!
-//! The promise kept here: every record of the file comes out as one `RawRow`, in order, or the
-//! whole file is refused with an `InputError` naming the file (and the row and column when there
-//! is one). A row that is a record but cannot be read carries why in `unreadable`, and the plan
-//! rejects it with that reason.
+//! The promise kept here: every record of the file comes out as one `RawRow` (or, to a plan that
+//! only accounts, one `RowView` borrowing its texts), in order, or the whole file is refused with
+//! an `InputError` naming the file (and the row and column when there is one). A row that is a
+//! record but cannot be read carries why in `unreadable`, and the plan rejects it with that reason.
 
 mod csv_blocks;
 mod csv_source;
@@ -71,19 +71,54 @@ pub fn field_text(text: &str) -> FieldText {
 /// on their way through the plan, so more room inline costs every row.
 pub type FieldValues = smallvec::SmallVec<[Option<FieldText>; 3]>;
 
-/// One input row as read: the mapped columns only.
+/// One input row as read: the mapped columns only, each text a `T`: owned ([`RawRow`], what
+/// readers hand out) or borrowed from where it was read ([`RowView`], what a plan that only
+/// accounts classifies, keeping none of it).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawRow {
+pub struct Row<T> {
     /// The number a spreadsheet program shows beside the row, increasing through the file (see
     /// [`sheet_row`], the one rule every reader numbers by): header on row 1, so the first
     /// recipient is row 2, whether the file is CSV, Parquet, .xlsx, .xls or .ods.
     pub row: u64,
-    pub phone: Option<FieldText>,
-    pub name: Option<FieldText>,
-    pub vars: FieldValues,
+    pub phone: Option<T>,
+    pub name: Option<T>,
+    /// The variables' values in the campaign's order (see [`FieldValues`]).
+    pub vars: smallvec::SmallVec<[Option<T>; 3]>,
     /// Why the row cannot be read, when it cannot; its values are then not to be trusted. Boxed:
     /// rare, and every row is moved between threads, so its size costs every row.
     pub unreadable: Option<Box<Unreadable>>,
+}
+
+/// A row with its texts its own.
+pub type RawRow = Row<FieldText>;
+
+/// A row with its texts borrowed from where they were read (a block of the file, or a [`RawRow`]).
+pub type RowView<'a> = Row<&'a str>;
+
+impl RawRow {
+    /// The row's texts borrowed.
+    pub fn view(&self) -> RowView<'_> {
+        RowView {
+            row: self.row,
+            phone: self.phone.as_deref(),
+            name: self.name.as_deref(),
+            vars: self.vars.iter().map(|value| value.as_deref()).collect(),
+            unreadable: self.unreadable.clone(),
+        }
+    }
+}
+
+/// What a reader makes of each row that is numbered in its piece of the file before it knows how
+/// many rows came before the piece (a block of a CSV file read on every core).
+pub trait Numbered {
+    /// The row number shifted by the rows before the piece (`record_row(k) + n` is `record_row(k + n)`).
+    fn shift_row(&mut self, rows_before: u64);
+}
+
+impl<T> Numbered for Row<T> {
+    fn shift_row(&mut self, rows_before: u64) {
+        self.row += rows_before;
+    }
 }
 
 /// Why a record of the file cannot be read as a row.
@@ -249,6 +284,23 @@ impl Parallel<'_> {
         match self {
             Parallel::Csv(blocked) => blocked.read_parallel(with_each, deliver),
             Parallel::Parquet(parquet) => parquet.read_parallel(with_each, deliver),
+        }
+    }
+
+    /// Reads every row, handing `deliver` only what `each` made of each row on the thread that
+    /// read it, a piece at a time in file order, until it answers false. A CSV block's rows are
+    /// never copied out of it (see [`RowView`]).
+    pub fn read_each<T: Numbered + Send>(
+        self,
+        each: impl Fn(RowView<'_>) -> T + Sync,
+        mut deliver: impl FnMut(Vec<T>) -> bool,
+    ) -> Result<(), InputError> {
+        match self {
+            Parallel::Csv(blocked) => blocked.read_each(each, deliver),
+            Parallel::Parquet(parquet) => parquet.read_parallel(
+                |rows| rows.iter().map(|row| each(row.view())).collect::<Vec<T>>(),
+                |_, made| deliver(made),
+            ),
         }
     }
 }

@@ -2,16 +2,15 @@
 //!
 //! Most recipient lists quote nothing, and finding line breaks and commas eight bytes at a time
 //! takes a fraction of what the csv crate's byte-at-a-time parser does. The row each record
-//! becomes is made by the same `make_row` as the csv reader's, so only the splitting differs; the
+//! becomes is made by the same `make_view` as the csv reader's, so only the splitting differs; the
 //! property tests read files in blocks and in one piece and compare the rows.
 
-use super::csv_source::{make_row, Columns, Fields};
+use super::csv_source::{Columns, Fields};
 use super::record_row;
-use super::RawRow;
 
 /// One line of a block as its fields: field `i` ends at `ends[i]` and starts after the comma
 /// that ends the one before.
-struct Line<'a> {
+pub(super) struct Line<'a> {
     text: &'a str,
     ends: &'a [usize],
 }
@@ -43,11 +42,17 @@ impl Fields for Line<'_> {
     }
 }
 
-/// The rows of `text`, whole records with no quote in them, numbered as if `text` were the whole
-/// file (its first record is row 2, [`record_row`]; a blank line is no record, as for the csv
-/// crate). `None` when a line runs past `record_limit`: the csv reader's
-/// path decides what becomes of it.
-pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option<Vec<RawRow>> {
+/// The rows of `text`, whole records with no quote in them, each made by `make` (`make_row`, or
+/// what is made of its view) from its number, whether it holds a control byte, and its fields.
+/// Rows are numbered as if `text` were the whole file (its first record is row 2,
+/// [`record_row`]; a blank line is no record, as for the csv crate). `None` when a line runs past
+/// `record_limit`: the csv reader's path decides what becomes of it.
+pub(super) fn rows<T>(
+    columns: &Columns,
+    text: &str,
+    record_limit: usize,
+    mut make: impl FnMut(&Columns, u64, bool, &Line<'_>) -> T,
+) -> Option<Vec<T>> {
     debug_assert!(memchr::memchr(b'"', text.as_bytes()).is_none());
     let bytes = text.as_bytes();
     // About 40 bytes a row: one allocation for most blocks.
@@ -80,6 +85,7 @@ pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option
                         control,
                         &mut ends,
                         &mut rows,
+                        &mut make,
                     ) {
                         return None;
                     }
@@ -101,17 +107,18 @@ pub(super) fn rows(columns: &Columns, text: &str, record_limit: usize) -> Option
         control,
         &mut ends,
         &mut rows,
+        &mut make,
     ) {
         return None;
     }
     Some(rows)
 }
 
-/// The line of `text` from `start` to `end` (its separators' offsets in `ends`) made a row, unless
-/// it is blank; false when it runs past `record_limit`.
+/// The line of `text` from `start` to `end` (its separators' offsets in `ends`) made a row by
+/// `make`, unless it is blank; false when it runs past `record_limit`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn end_line(
+fn end_line<T>(
     columns: &Columns,
     text: &str,
     start: usize,
@@ -119,7 +126,8 @@ fn end_line(
     record_limit: usize,
     control: bool,
     ends: &mut Vec<usize>,
-    rows: &mut Vec<RawRow>,
+    rows: &mut Vec<T>,
+    make: &mut impl FnMut(&Columns, u64, bool, &Line<'_>) -> T,
 ) -> bool {
     if end > start {
         if end - start > record_limit {
@@ -129,7 +137,7 @@ fn end_line(
         let line = &text[start..end];
         ends.push(line.len());
         let record = Line { text: line, ends };
-        rows.push(make_row(columns, record_row(rows.len() as u64), control, &record));
+        rows.push(make(columns, record_row(rows.len() as u64), control, &record));
     }
     ends.clear();
     true
@@ -140,7 +148,7 @@ const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// The high bit of each byte of `word` (little-endian) that is a comma or below 0x0E (a line
-/// break, or a control byte `make_row` looks at): exact for every byte, with no carry between
+/// break, or a control byte `make_view` looks at): exact for every byte, with no carry between
 /// bytes.
 #[inline]
 fn marked(word: u64) -> u64 {

@@ -7,7 +7,7 @@ pub use super::rejection::{RejectReason, Rejection};
 use super::{PlanError, PlannedRow};
 use crate::campaign::{Campaign, Lane};
 use crate::input::phone_set::PhoneSet;
-use crate::input::{self, ColumnSpec, FieldText, RawRow, Unreadable};
+use crate::input::{self, ColumnSpec, FieldText, RawRow, Row, RowView, Unreadable};
 use crate::phone::{self, PhoneError};
 use crate::template::ValueAt;
 use crate::text::Unencodable;
@@ -94,28 +94,29 @@ pub struct Screen {
     seen: Option<PhoneSet>,
 }
 
-struct Vars<'a> {
+/// A row's name and variables by template key; each value a `T` as the row holds it.
+struct Vars<'a, T> {
     name: Option<&'a str>,
     keys: &'a [String],
-    values: &'a [Option<FieldText>],
+    values: &'a [Option<T>],
 }
 
-impl crate::api::VariableSource for Vars<'_> {
+impl<T: AsRef<str>> crate::api::VariableSource for Vars<'_, T> {
     fn name(&self) -> Option<&str> {
         self.name
     }
     fn var(&self, key: &str) -> Option<&str> {
         let index = self.keys.iter().position(|k| k == key)?;
-        self.values[index].as_deref()
+        self.values[index].as_ref().map(AsRef::as_ref)
     }
 }
 
-impl<'a> Vars<'a> {
+impl<'a, T: AsRef<str>> Vars<'a, T> {
     /// The value where a bound placeholder finds it (see `Template::bind`).
     fn at(&self, at: ValueAt) -> Option<&'a str> {
         match at {
             ValueAt::Name => self.name,
-            ValueAt::Var(index) => self.values.get(index)?.as_deref(),
+            ValueAt::Var(index) => self.values.get(index)?.as_ref().map(AsRef::as_ref),
             ValueAt::Nowhere => None,
         }
     }
@@ -224,13 +225,12 @@ impl Screen {
             .collect()
     }
 
-    /// Whether a valid draft's number is held back, and why: listed for suppression (or opted
-    /// out), held back by the frequency cap, or seen before. The one screening rule; it runs on
-    /// every valid row in input order, so that the first occurrence of a number is the one kept.
+    /// Whether a valid draft's number, `kept` (as it is kept), is held back, and why: listed for
+    /// suppression (or opted out), held back by the frequency cap, or seen before. The one
+    /// screening rule; it runs on every valid row in input order, so that the first occurrence of
+    /// a number is the one kept.
     #[inline]
-    fn held_back(&mut self, row: &RawRow, phone: Option<&FieldText>) -> Option<Fate> {
-        // The number as it is kept: the row's own when it was written so.
-        let kept = phone.or(row.phone.as_ref()).map_or("", FieldText::as_str);
+    fn held_back(&mut self, kept: &str) -> Option<Fate> {
         if self.suppresses(kept) {
             Some(Fate::Suppressed)
         } else if let Some(mark) = self.capped.as_ref().and_then(|capped| capped.lookup(kept)) {
@@ -252,7 +252,9 @@ impl Screen {
         match draft {
             Draft::Rejected(rejection) => unsent(row, Fate::Rejected(*rejection)),
             Draft::Valid { phone, lane, measure } => {
-                if let Some(fate) = self.held_back(row, phone.as_ref()) {
+                // The number as it is kept: the row's own when it was written so.
+                let kept = phone.as_ref().or(row.phone.as_ref()).map_or("", FieldText::as_str);
+                if let Some(fate) = self.held_back(kept) {
                     return unsent(row, fate);
                 }
                 let recipient = Recipient {
@@ -276,18 +278,17 @@ impl Screen {
         }
     }
 
-    /// As [`Screen::settle_row`] for a plan that only accounts: a row with a line in rejects.csv
-    /// (rejected, held back by the frequency cap) is planned; any other is only counted, and
-    /// nothing is moved out of it.
+    /// The fate of the next row drafted alone (see [`DraftedRow`]), in input order: what the
+    /// accounting counts of it or, for a row with a line in rejects.csv, its fate.
     #[inline]
-    pub fn settle_or_count(&mut self, row: &mut RawRow, draft: Draft) -> Settled {
-        let Draft::Valid { phone, lane, .. } = &draft else {
-            return Settled::Planned(Box::new(self.settle_row(row, draft)));
-        };
-        match self.held_back(row, phone.as_ref()) {
-            None => Settled::Counted(Counted::Valid(*lane)),
-            Some(Fate::Capped(mark)) => Settled::Planned(Box::new(unsent(row, Fate::Capped(mark)))),
-            Some(fate) => Settled::Counted(fate.counted()),
+    pub fn settle_drafted(&mut self, draft: Draft) -> Settled {
+        match draft {
+            Draft::Rejected(rejection) => Settled::Listed(Box::new(Fate::Rejected(*rejection))),
+            Draft::Valid { phone, lane, .. } => match self.held_back(phone.as_deref().unwrap_or_default()) {
+                None => Settled::Counted(Counted::Valid(lane)),
+                Some(fate @ Fate::Capped(_)) => Settled::Listed(Box::new(fate)),
+                Some(fate) => Settled::Counted(fate.counted()),
+            },
         }
     }
 }
@@ -301,12 +302,27 @@ fn unsent(row: &mut RawRow, fate: Fate) -> PlannedRow {
     }
 }
 
-/// What [`Screen::settle_or_count`] makes of a row.
+/// What [`Screen::settle_drafted`] makes of a row.
 pub enum Settled {
     /// Counted alone: what the accounting needs of its fate.
     Counted(Counted),
-    /// Boxed: rare (rejected, held back by the cap), and the common answer is a few bytes.
-    Planned(Box<PlannedRow>),
+    /// A row with a line in rejects.csv (rejected, held back by the frequency cap). Boxed: rare,
+    /// and the common answer is a few bytes.
+    Listed(Box<Fate>),
+}
+
+/// A row drafted where it was read and kept no further: its number and its draft, whose
+/// `Draft::Valid::phone` is always the number as it is kept. What a plan that only accounts
+/// hands between threads instead of the row (see `Visitor::every_row`).
+pub struct DraftedRow {
+    pub row: u64,
+    pub draft: Draft,
+}
+
+impl input::Numbered for DraftedRow {
+    fn shift_row(&mut self, rows_before: u64) {
+        self.row += rows_before;
+    }
 }
 
 /// What the accounting needs of a row's fate (see `Scan::count`).
@@ -371,6 +387,17 @@ impl Drafter {
         batch.iter().map(|row| self.draft_row(row, &mut buffer)).collect()
     }
 
+    /// A row drafted where it was read, kept no further (see [`DraftedRow`]).
+    #[inline]
+    pub fn drafted(&self, row: RowView<'_>) -> DraftedRow {
+        // A text is built only for a message that cannot be sent, to name what stops it.
+        let mut draft = self.draft_row(&row, &mut String::new());
+        if let Draft::Valid { phone: kept @ None, .. } = &mut draft {
+            *kept = row.phone.map(input::field_text);
+        }
+        DraftedRow { row: row.row, draft }
+    }
+
     pub fn column_spec(campaign: &Campaign) -> ColumnSpec {
         ColumnSpec {
             phone: campaign.recipients.phone_column.clone(),
@@ -388,7 +415,7 @@ impl Drafter {
     }
 
     /// Everything about a row that does not depend on the rows before it.
-    fn draft_row(&self, row: &RawRow, buffer: &mut String) -> Draft {
+    fn draft_row<T: AsRef<str>>(&self, row: &Row<T>, buffer: &mut String) -> Draft {
         if let Some(unreadable) = row.unreadable.as_deref() {
             let reason = match unreadable {
                 Unreadable::Ragged { .. } => RejectReason::Ragged,
@@ -399,7 +426,11 @@ impl Drafter {
             };
             return self.reject(reason, unreadable.column(), unreadable.to_string());
         }
-        let phone = match row.phone.as_deref().map(phone::normalize_unless_kept) {
+        let phone = match row
+            .phone
+            .as_ref()
+            .map(|phone| phone::normalize_unless_kept(phone.as_ref()))
+        {
             None | Some(Err(PhoneError::Empty)) => {
                 return self.reject(RejectReason::PhoneMissing, &self.phone_column, "empty")
             }
@@ -409,7 +440,7 @@ impl Drafter {
             Some(Ok(phone)) => phone,
         };
         let vars = Vars {
-            name: row.name.as_deref(),
+            name: row.name.as_ref().map(AsRef::as_ref),
             keys: &self.variable_keys,
             values: &row.vars,
         };
@@ -441,7 +472,7 @@ impl Drafter {
                 // A BASIC brand template lives at the service (and a FREE image message has no
                 // text): every mapped variable must have a value.
                 for (index, value) in row.vars.iter().enumerate() {
-                    if value.as_deref().is_none_or(str::is_empty) {
+                    if value.as_ref().is_none_or(|value| value.as_ref().is_empty()) {
                         let key = &self.variable_keys[index];
                         return self.reject(
                             RejectReason::VariableMissing,
@@ -460,10 +491,10 @@ impl Drafter {
     /// one walk over the row's values, each measured and added to the literal text's size
     /// (measured once). Only a text that cannot be sent is built, to name the character that
     /// stops it where it stands.
-    fn size(
+    fn size<T: AsRef<str>>(
         &self,
         template: &crate::template::Template,
-        vars: &Vars,
+        vars: &Vars<'_, T>,
         unit: Option<Unit>,
         buffer: &mut String,
     ) -> Result<Option<Result<usize, Unencodable>>, crate::template::MissingVariable> {
@@ -521,107 +552,4 @@ impl RowRef {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::text::euc_kr_len;
-    use proptest::prelude::*;
-    use std::path::Path;
-
-    fn campaign(kind: &str, text: &str) -> Campaign {
-        let extra = match kind {
-            "alimtalk" => "template = \"T\"\n",
-            "sms" => "callback_no = \"0212345678\"\n",
-            _ => "callback_no = \"0212345678\"\nsubject = \"s\"\n",
-        };
-        let toml = format!(
-            "name = \"c\"\nkind = \"{kind}\"\n[message]\nservice = 1\ntext = {text:?}\n{extra}\
-             [recipients]\npath = \"r.csv\"\nname = \"name\"\nvariables = {{ VAR1 = \"v1\", VAR2 = \"v2\" }}\n"
-        );
-        Campaign::parse(&toml, Path::new("/tmp/c/campaign.toml")).expect("campaign")
-    }
-
-    fn row(name: &str, v1: &str, v2: &str) -> RawRow {
-        RawRow {
-            row: 1,
-            phone: Some("010-1234-5678".into()),
-            name: Some(name.into()),
-            vars: smallvec::smallvec![Some(v1.into()), Some(v2.into())],
-            unreadable: None,
-        }
-    }
-
-    /// The fate by building the text and measuring it whole: what measuring by values must equal.
-    fn fate_by_rendering(drafter: &Drafter, row: &RawRow) -> Result<Lane, (RejectReason, String)> {
-        let vars = Vars {
-            name: row.name.as_deref(),
-            keys: &drafter.variable_keys,
-            values: &row.vars,
-        };
-        let template = drafter.template.as_ref().expect("a text");
-        let text = template
-            .render(&vars)
-            .map_err(|missing| (RejectReason::VariableMissing, missing.written))?;
-        drafter.lanes.lane(|unit| unit.size(&text))
-    }
-
-    fn fate_by_drafting(drafter: &Drafter, row: &RawRow) -> Result<Lane, (RejectReason, String)> {
-        match drafter.draft_row(row, &mut String::new()) {
-            Draft::Valid { lane, .. } => Ok(lane),
-            Draft::Rejected(rejection) if rejection.reason == RejectReason::VariableMissing => {
-                Err((rejection.reason, rejection.detail.replace(" has no value", "")))
-            }
-            Draft::Rejected(rejection) => Err((rejection.reason, rejection.detail.clone())),
-        }
-    }
-
-    #[test]
-    fn an_unencodable_value_is_named_where_it_stands_in_the_filled_text() {
-        let campaign = campaign("text", "안녕 #{이름}님 #{VAR1}");
-        let drafter = Drafter::new(&campaign);
-        let Draft::Rejected(rejection) = drafter.draft_row(&row("김😀", "x", "y"), &mut String::new()) else {
-            panic!("an emoji cannot go in EUC-KR");
-        };
-        assert_eq!(rejection.reason, RejectReason::Unencodable);
-        assert_eq!(rejection.detail, euc_kr_len("안녕 김😀님 x").unwrap_err().to_string());
-    }
-
-    fn value() -> impl Strategy<Value = String> {
-        prop_oneof![
-            3 => "[a-z0-9 가-힣똠뷁漢字①é\u{3000}]{1,40}",
-            1 => "[a-z가-힣😀]{1,6}",
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
-        /// Measuring a row by the literal text's size (once) plus its values' gives the lane and
-        /// the reject, detail included, that building and measuring the whole text gives.
-        #[test]
-        fn measuring_by_values_equals_measuring_the_filled_text(
-            kind in prop_oneof![Just("text"), Just("sms"), Just("lms"), Just("alimtalk")],
-            literal in "[a-z 가-힣!]{0,30}",
-            repeat in 1usize..60,
-            name in value(),
-            v1 in value(),
-            v2 in value(),
-        ) {
-            let text = format!("{literal}#{{이름}} {} #<VAR1>{literal}#{{VAR2}}", "가".repeat(repeat));
-            let campaign = campaign(kind, &text);
-            let drafter = Drafter::new(&campaign);
-            let row = row(&name, &v1, &v2);
-            prop_assert_eq!(fate_by_drafting(&drafter, &row), fate_by_rendering(&drafter, &row));
-            let vars = Vars { name: row.name.as_deref(), keys: &drafter.variable_keys, values: &row.vars };
-            let template = drafter.template.as_ref().expect("a text");
-            let unit = drafter.lanes.unit().expect("a measured kind");
-            let filled = template.render(&vars).expect("every value present");
-            prop_assert_eq!(
-                drafter.size(template, &vars, Some(unit), &mut String::new()),
-                Ok(Some(unit.size(&filled)))
-            );
-            // A valid row carries that size, which previews rank by.
-            if let Draft::Valid { measure, .. } = drafter.draft_row(&row, &mut String::new()) {
-                prop_assert_eq!(measure.map(|m| m as usize), unit.size(&filled).ok());
-            }
-        }
-    }
-}
+mod tests;

@@ -3,7 +3,8 @@
 //! `walk` reads the recipients once, in input order, classifies each row (rejected, suppressed,
 //! held back by the frequency cap, duplicate or valid in a lane), places every valid row in its chunk, and hands the visitor each
 //! [`PlannedRow`] and each chunk as it closes, with the identity that recognises it again (a
-//! visitor that only accounts is handed only the rows rejects.csv lists: `Visitor::every_row`).
+//! visitor that only accounts has each row drafted where it was read and is handed only the rows
+//! rejects.csv lists: `Visitor::every_row`).
 //! Nothing else classifies a row, cuts a chunk or picks a billing class.
 
 mod accounting;
@@ -18,11 +19,12 @@ mod rejection;
 pub use accounting::{warnings, AdvertisingWarning, RejectsWriter, Scan};
 pub use chunks::{ChunkIdentity, ChunkKey, ChunkSlot, Cutter};
 pub use classify::{
-    Classifier, Counted, Draft, Drafter, Fate, Recipient, RejectReason, Rejection, RowRef, Screen, Settled,
+    Classifier, Counted, Draft, DraftedRow, Drafter, Fate, Recipient, RejectReason, Rejection, RowRef, Screen, Settled,
 };
 
 use crate::campaign::Campaign;
 use crate::input::{self, InputError, RawRow};
+use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// Rows read and classified per batch.
@@ -62,12 +64,19 @@ pub trait Visitor {
         Ok(())
     }
 
-    /// Whether `row` is to see every row. A visitor that only accounts answers false: `row` then
-    /// sees only the rows with a line in rejects.csv (rejected, held back by the frequency cap),
-    /// the others are screened and counted without being built or placed, and `chunk` is not
-    /// called. Building, handing over and dropping every row took a fifth of `validate`'s time.
+    /// Whether `row` is to see every row. A visitor that only accounts answers false: each row is
+    /// then drafted where it was read and kept no further, `listed` is handed the rows with a
+    /// line in rejects.csv (rejected, held back by the frequency cap), and neither `row` nor
+    /// `chunk` is called. Building, handing over and dropping every row took most of
+    /// `validate`'s time. (A campaign whose fallbacks are counted is walked row by row all the
+    /// same: the count fills each valid row's text.)
     fn every_row(&self) -> bool {
         true
+    }
+
+    /// A row with a line in rejects.csv, `row` its number, for a visitor that does not see every row.
+    fn listed(&mut self, _row: u64, _fate: &Fate) -> Result<(), Self::Error> {
+        Ok(())
     }
 
     /// A batch of this many rows was read (for progress).
@@ -102,35 +111,39 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     } else {
         Cutter::without_digests(campaign.send.chunk_size)
     };
-    // Counting the fallbacks fills each valid row's text, so it needs the row built.
-    let every_row = visitor.every_row() || fallbacks.counts();
-    // The reader thread reads and drafts (the order-free part, on every core) while this thread
-    // settles each drafted batch in input order and hands its rows to the visitor.
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<(Vec<RawRow>, Vec<Draft>), InputError>>(2);
     let drafter = &drafter;
-    let (outcome, reader) = std::thread::scope(|scope| {
-        let reader = scope.spawn(move || {
-            let outcome = read_and_draft(source.as_mut(), drafter, |drafted| sender.send(Ok(drafted)).is_ok());
-            if let Err(error) = outcome {
-                let _ = sender.send(Err(error));
-            }
-        });
-        let outcome = (|| -> Result<(), V::Error> {
-            for batch in receiver.iter() {
-                let (mut batch, drafts) = batch.map_err(PlanError::from)?;
+    // Counting the fallbacks fills each valid row's text, so it needs the row built.
+    if !visitor.every_row() && !fallbacks.counts() {
+        // Each row is drafted where it was read and only its draft comes here: nothing of it is
+        // built, moved or dropped that the accounting does not need.
+        in_background::<_, V::Error>(
+            &path,
+            |deliver| read_drafted(source.as_mut(), drafter, deliver),
+            |batch: Vec<DraftedRow>| {
+                let read = batch.len() as u64;
+                for DraftedRow { row, draft } in batch {
+                    match screen.settle_drafted(draft) {
+                        Settled::Counted(counted) => scan.count(counted),
+                        Settled::Listed(fate) => {
+                            scan.count(fate.counted());
+                            visitor.listed(row, &fate)?;
+                        }
+                    }
+                }
+                visitor.read(read);
+                Ok(())
+            },
+        )?;
+    } else {
+        // The reader thread reads and drafts (the order-free part, on every core) while this
+        // thread settles each drafted batch in input order and hands its rows to the visitor.
+        in_background::<_, V::Error>(
+            &path,
+            |deliver| read_and_draft(source.as_mut(), drafter, deliver),
+            |(mut batch, drafts): (Vec<RawRow>, Vec<Draft>)| {
                 let read = batch.len() as u64;
                 for (row, draft) in batch.iter_mut().zip(drafts) {
-                    let mut planned = if every_row {
-                        screen.settle_row(row, draft)
-                    } else {
-                        match screen.settle_or_count(row, draft) {
-                            Settled::Counted(counted) => {
-                                scan.count(counted);
-                                continue;
-                            }
-                            Settled::Planned(planned) => *planned,
-                        }
-                    };
+                    let mut planned = screen.settle_row(row, draft);
                     scan.count(planned.fate.counted());
                     let closed = match &planned.fate {
                         Fate::Valid(recipient) => {
@@ -147,18 +160,10 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
                     }
                 }
                 visitor.read(read);
-            }
-            Ok(())
-        })();
-        drop(receiver);
-        (outcome, reader.join())
-    });
-    // A reader that panicked sent no error: without this check its rows would silently be missing.
-    if let Err(panic) = reader {
-        let message = crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
-        return Err(PlanError::ReaderPanicked { path, message }.into());
+                Ok(())
+            },
+        )?;
     }
-    outcome?;
     scan.opted_out = screen.opted_out();
     for (key, identity) in cutter.finish() {
         visitor.chunk(key, identity)?;
@@ -169,13 +174,70 @@ pub fn walk<V: Visitor>(campaign: &Campaign, visitor: &mut V) -> Result<Scan, V:
     Ok(scan)
 }
 
+/// Runs `read` on a thread of its own, handing each batch it delivers (through a bounded channel)
+/// to `take` on this thread, in order, until the batches end, `take` fails, or reading fails.
+fn in_background<B: Send, E: From<PlanError>>(
+    path: &std::path::Path,
+    read: impl FnOnce(&mut dyn FnMut(B) -> bool) -> Result<(), InputError> + Send,
+    mut take: impl FnMut(B) -> Result<(), E>,
+) -> Result<(), E> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<B, InputError>>(2);
+    let (outcome, reader) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let outcome = read(&mut |batch| sender.send(Ok(batch)).is_ok());
+            if let Err(error) = outcome {
+                let _ = sender.send(Err(error));
+            }
+        });
+        let outcome = (|| -> Result<(), E> {
+            for batch in receiver.iter() {
+                take(batch.map_err(PlanError::from)?)?;
+            }
+            Ok(())
+        })();
+        drop(receiver);
+        (outcome, reader.join())
+    });
+    // A reader that panicked sent no error: without this check its rows would silently be missing.
+    if let Err(panic) = reader {
+        let message = crate::contained::panic_message(panic.as_ref()).unwrap_or_else(|| "a panic".into());
+        return Err(PlanError::ReaderPanicked {
+            path: path.to_path_buf(),
+            message,
+        }
+        .into());
+    }
+    outcome
+}
+
+/// Reads every row and drafts it where it was read, handing each batch of [`DraftedRow`]s to
+/// `deliver` in input order until it answers false (see `Visitor::every_row`).
+fn read_drafted(
+    source: &mut dyn input::RowSource,
+    drafter: &Drafter,
+    deliver: &mut dyn FnMut(Vec<DraftedRow>) -> bool,
+) -> Result<(), InputError> {
+    match source.in_parallel() {
+        Some(parallel) => parallel.read_each(|row| drafter.drafted(row), deliver),
+        None => loop {
+            let Some(batch) = source.next_batch(BATCH_ROWS)? else {
+                return Ok(());
+            };
+            let drafted = batch.par_iter().map(|row| drafter.drafted(row.view())).collect();
+            if !deliver(drafted) {
+                return Ok(());
+            }
+        },
+    }
+}
+
 /// Reads every row and drafts it, handing each batch with its drafts to `deliver` in input order
 /// until it answers false. A source read on every core (a large CSV file, Parquet) has each piece
 /// drafted on the worker thread that made its rows (see `input::Parallel`).
 fn read_and_draft(
     source: &mut dyn input::RowSource,
     drafter: &Drafter,
-    mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
+    deliver: &mut dyn FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
 ) -> Result<(), InputError> {
     match source.in_parallel() {
         Some(parallel) => parallel.read(|rows| drafter.draft_here(rows), |rows, drafts| deliver((rows, drafts))),
@@ -243,8 +305,11 @@ pub fn account(
             if let Some(inspect) = &mut self.inspect {
                 inspect(&row);
             }
-            match &row.fate {
-                Fate::Rejected(rejection) => self.rejects.write(row.row.row, rejection),
+            self.listed(row.row.row, &row.fate)
+        }
+        fn listed(&mut self, row: u64, fate: &Fate) -> Result<(), PlanError> {
+            match fate {
+                Fate::Rejected(rejection) => self.rejects.write(row, rejection),
                 Fate::Capped(mark) => {
                     // How rejects.csv lists a row the frequency cap held back: the rule and the
                     // number's last send.
@@ -254,7 +319,7 @@ pub fn account(
                         column: column.to_string(),
                         detail: cap.map(|rule| rule.detail(*mark)).unwrap_or_default(),
                     });
-                    self.rejects.write(row.row.row, line)
+                    self.rejects.write(row, line)
                 }
                 _ => Ok(()),
             }
