@@ -58,6 +58,22 @@ pub(super) fn rows<T>(
     // About 40 bytes a row: one allocation for most blocks.
     let mut rows = Vec::with_capacity(bytes.len() / 32 + 1);
     let mut ends = Vec::with_capacity(columns.headers.len() + 1);
+    // The line of `text` from `start` to `end` (its separators' offsets in `ends`) made a row,
+    // unless it is blank; false when it runs past `record_limit`.
+    let mut end_line = |start: usize, end: usize, control: bool, ends: &mut Vec<usize>| -> bool {
+        if end > start {
+            if end - start > record_limit {
+                return false;
+            }
+            // Line breaks and commas are ASCII: every cut falls between characters.
+            let line = &text[start..end];
+            ends.push(line.len());
+            let record = Line { text: line, ends };
+            rows.push(make(columns, record_row(rows.len() as u64), control, &record));
+        }
+        ends.clear();
+        true
+    };
     let mut line_start = 0;
     // Whether the line so far holds a control byte other than its line break.
     let mut control = false;
@@ -76,17 +92,7 @@ pub(super) fn rows<T>(
             match bytes[here] {
                 b',' => ends.push(here - line_start),
                 b'\n' | b'\r' => {
-                    if !end_line(
-                        columns,
-                        text,
-                        line_start,
-                        here,
-                        record_limit,
-                        control,
-                        &mut ends,
-                        &mut rows,
-                        &mut make,
-                    ) {
+                    if !end_line(line_start, here, control, &mut ends) {
                         return None;
                     }
                     line_start = here + 1;
@@ -98,49 +104,10 @@ pub(super) fn rows<T>(
         at += width;
     }
     // The end of the block ends the last line when no line break does.
-    if !end_line(
-        columns,
-        text,
-        line_start,
-        bytes.len(),
-        record_limit,
-        control,
-        &mut ends,
-        &mut rows,
-        &mut make,
-    ) {
+    if !end_line(line_start, bytes.len(), control, &mut ends) {
         return None;
     }
     Some(rows)
-}
-
-/// The line of `text` from `start` to `end` (its separators' offsets in `ends`) made a row by
-/// `make`, unless it is blank; false when it runs past `record_limit`.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn end_line<T>(
-    columns: &Columns,
-    text: &str,
-    start: usize,
-    end: usize,
-    record_limit: usize,
-    control: bool,
-    ends: &mut Vec<usize>,
-    rows: &mut Vec<T>,
-    make: &mut impl FnMut(&Columns, u64, bool, &Line<'_>) -> T,
-) -> bool {
-    if end > start {
-        if end - start > record_limit {
-            return false;
-        }
-        // Line breaks and commas are ASCII: every cut falls between characters.
-        let line = &text[start..end];
-        ends.push(line.len());
-        let record = Line { text: line, ends };
-        rows.push(make(columns, record_row(rows.len() as u64), control, &record));
-    }
-    ends.clear();
-    true
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;

@@ -398,14 +398,6 @@ impl Drafter {
         DraftedRow { row: row.row, draft }
     }
 
-    pub fn column_spec(campaign: &Campaign) -> ColumnSpec {
-        ColumnSpec {
-            phone: campaign.recipients.phone_column.clone(),
-            name: campaign.recipients.name_column.clone(),
-            vars: campaign.recipients.variables.iter().map(|(_, c)| c.clone()).collect(),
-        }
-    }
-
     fn reject(&self, reason: RejectReason, column: &str, detail: impl Into<String>) -> Draft {
         Draft::Rejected(Box::new(Rejection {
             reason,

@@ -219,15 +219,11 @@ fn read_drafted(
 ) -> Result<(), InputError> {
     match source.in_parallel() {
         Some(parallel) => parallel.read_each(|row| drafter.drafted(row), deliver),
-        None => loop {
-            let Some(batch) = source.next_batch(BATCH_ROWS)? else {
-                return Ok(());
-            };
-            let drafted = batch.par_iter().map(|row| drafter.drafted(row.view())).collect();
-            if !deliver(drafted) {
-                return Ok(());
-            }
-        },
+        None => read_then(
+            source,
+            |batch| batch.par_iter().map(|row| drafter.drafted(row.view())).collect(),
+            deliver,
+        ),
     }
 }
 
@@ -241,15 +237,24 @@ fn read_and_draft(
 ) -> Result<(), InputError> {
     match source.in_parallel() {
         Some(parallel) => parallel.read(|rows| drafter.draft_here(rows), |rows, drafts| deliver((rows, drafts))),
-        None => read_then_draft(source, drafter, deliver),
+        None => read_then(
+            source,
+            |batch| {
+                let drafts = drafter.draft(&batch);
+                (batch, drafts)
+            },
+            deliver,
+        ),
     }
 }
 
-/// As [`read_and_draft`] for a source read one batch at a time (a spreadsheet, a small CSV file): one thread reads the next batch while the pool drafts the one before.
-fn read_then_draft(
+/// For a source read one batch at a time (a spreadsheet, a small CSV file): one thread reads the
+/// next batch while `made` (drafting, on every core) is made of the one before and handed to
+/// `deliver`, in input order, until it answers false.
+fn read_then<D>(
     source: &mut dyn input::RowSource,
-    drafter: &Drafter,
-    mut deliver: impl FnMut((Vec<RawRow>, Vec<Draft>)) -> bool,
+    made: impl Fn(Vec<RawRow>) -> D,
+    mut deliver: impl FnMut(D) -> bool,
 ) -> Result<(), InputError> {
     let (batches, read) = std::sync::mpsc::sync_channel::<Result<Vec<RawRow>, InputError>>(1);
     std::thread::scope(|scope| {
@@ -266,9 +271,7 @@ fn read_then_draft(
             }
         });
         for batch in read {
-            let batch = batch?;
-            let drafts = drafter.draft(&batch);
-            if !deliver((batch, drafts)) {
+            if !deliver(made(batch?)) {
                 return Ok(());
             }
         }
